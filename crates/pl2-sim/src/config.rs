@@ -1,0 +1,239 @@
+//! Typed configuration of the network model: links, hosts and NICs, switches, topology.
+//! Every field has a documented default (the `Default` impls below) and a physical unit.
+//! Scenario files deserialise straight into these structs; unknown keys are rejected.
+
+use crate::dist::{deserialize_delay, DelayDist};
+use crate::framing::Framing;
+use crate::units::{BitsPerSec, Bytes, Duration};
+use serde::{Deserialize, Serialize};
+
+/// One direction of a link, or both directions of a symmetric one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Line rate. Default 100 Gbps.
+    pub rate: BitsPerSec,
+    /// Propagation delay. Default 100 ns (about 20 m of fibre).
+    pub delay: Duration,
+    /// Extra receive-side latency per frame, e.g. FEC decoding (PL2 §2: up to 1–2 µs of
+    /// variability at 100G). Never reorders frames. Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub fec_jitter: DelayDist,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            rate: BitsPerSec::gbps(100),
+            delay: Duration::from_ns(100),
+            fec_jitter: DelayDist::default(),
+        }
+    }
+}
+
+/// How a NIC picks the next frame among its threads' transmit queues of one priority.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Arbitration {
+    /// One frame per queue in turn.
+    RoundRobin,
+    /// A burst handed over as a unit goes out back to back, then the next queue's turn
+    /// (PL2 needs this: its slots are reserved for whole bursts). Default.
+    #[default]
+    Burst,
+}
+
+/// A host: application threads, the send path into the NIC, the NIC, the receive path.
+/// Each stage is a distribution; stages never reorder frames (a frame leaves a stage no
+/// earlier than the one before it).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HostConfig {
+    /// Application threads per host. Default 1.
+    pub threads: u16,
+    /// Send path latency from the send call to the NIC's transmit queue: doorbell, DMA,
+    /// PCIe and NIC pipeline, sampled once per hand-over (a burst shares one sample).
+    /// Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub send_latency: DelayDist,
+    /// CPU time the sending thread spends per message (serialised per host). Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub send_cpu_per_message: DelayDist,
+    /// CPU time per packet sent (serialised per host). Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub send_cpu_per_packet: DelayDist,
+    /// Receive path latency from the frame's last bit at the NIC to the application:
+    /// NIC pipeline, DMA, completion, wake-up. Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub recv_latency: DelayDist,
+    /// CPU time per packet received (serialised per host). Default 0.
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub recv_cpu_per_packet: DelayDist,
+    /// NIC arbitration between threads' queues of the same priority. Default `burst`.
+    pub arbitration: Arbitration,
+    /// Frames a thread may have handed to the NIC and not yet transmitted (its share of
+    /// the transmit ring). Transports that stream (raw Ethernet) refill as frames leave.
+    /// Default 64.
+    pub tx_ring_frames: u32,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            threads: 1,
+            send_latency: DelayDist::default(),
+            send_cpu_per_message: DelayDist::default(),
+            send_cpu_per_packet: DelayDist::default(),
+            recv_latency: DelayDist::default(),
+            recv_cpu_per_packet: DelayDist::default(),
+            arbitration: Arbitration::Burst,
+            tx_ring_frames: 64,
+        }
+    }
+}
+
+/// ECN marking in switch queues.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EcnConfig {
+    /// No marking. Default.
+    #[default]
+    Off,
+    /// Mark ECT frames when the queue (of their priority at the port) holds at least
+    /// `threshold` bytes (DCTCP's step marking).
+    Step {
+        threshold: Bytes,
+        #[serde(default)]
+        at_dequeue: bool,
+    },
+    /// RED-style: probability rises linearly from 0 at `min` to `p_max` at `max`, 1 above.
+    Red {
+        min: Bytes,
+        max: Bytes,
+        p_max: f64,
+        #[serde(default)]
+        at_dequeue: bool,
+    },
+}
+
+/// How a switch spreads traffic over equal-cost next hops.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum EcmpMode {
+    /// Hash of (source, destination, flow) with the switch's seed. Default.
+    #[default]
+    PerFlow,
+    /// Every packet picks a next hop at random (packet spraying).
+    PerPacket,
+}
+
+/// An output-queued switch with 8 strict-priority queues per port and a shared buffer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SwitchConfig {
+    /// Pipeline latency from a frame becoming eligible (its first bit in cut-through,
+    /// its last bit in store-and-forward) to its output queue. Never reorders frames from
+    /// one input. Default 350 ns (the PL2 testbed measured 346 ns min, 347 median).
+    #[serde(deserialize_with = "deserialize_delay")]
+    pub latency: DelayDist,
+    /// Cut through when the output rate ≤ the input rate; store-and-forward otherwise.
+    /// `false`: always store-and-forward. Default true.
+    pub cut_through: bool,
+    /// Shared buffer size. Default 12 MiB.
+    pub buffer: Bytes,
+    /// Dynamic-threshold factor α (Choudhury–Hahne): a queue may grow to α × the free
+    /// buffer. `None` turns dynamic thresholds off. Default 1.0.
+    pub alpha: Option<f64>,
+    /// Static limit on the bytes queued at one output port (all priorities). Default none.
+    pub port_limit: Option<Bytes>,
+    /// ECN marking. Default off.
+    pub ecn: EcnConfig,
+    /// ECMP mode. Default per-flow.
+    pub ecmp: EcmpMode,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            latency: DelayDist::constant(Duration::from_ns(350)),
+            cut_through: true,
+            buffer: Bytes(12 << 20),
+            alpha: Some(1.0),
+            port_limit: None,
+            ecn: EcnConfig::Off,
+            ecmp: EcmpMode::PerFlow,
+        }
+    }
+}
+
+/// Which network to build.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// `hosts` hosts on one top-of-rack switch (PL2's testbed: 6).
+    SingleRack { hosts: u32 },
+    /// `hosts_per_side` hosts on each of two switches joined by one `bottleneck` link.
+    Dumbbell {
+        hosts_per_side: u32,
+        #[serde(default)]
+        bottleneck: LinkConfig,
+    },
+    /// `leaves` ToRs with `hosts_per_leaf` hosts each, every leaf joined to every one of
+    /// `spines` spines by an `uplink`. Oversubscription = hosts_per_leaf × host rate /
+    /// (spines × uplink rate).
+    LeafSpine {
+        leaves: u32,
+        spines: u32,
+        hosts_per_leaf: u32,
+        #[serde(default)]
+        uplink: LinkConfig,
+    },
+    /// A k-ary 3-tier fat tree (k³/4 hosts, k pods of k/2 edge and k/2 aggregation
+    /// switches, (k/2)² core switches), all links alike.
+    FatTree { k: u32 },
+    /// Any graph: `switches` switches, `hosts` hosts, and links between named nodes
+    /// `"h3"` / `"s0"`, each with optional rate and delay (defaults from `[link]`).
+    Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },
+}
+
+impl Default for TopologyConfig {
+    fn default() -> Self {
+        TopologyConfig::SingleRack { hosts: 6 }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomLink {
+    pub a: String,
+    pub b: String,
+    pub rate: Option<BitsPerSec>,
+    pub delay: Option<Duration>,
+}
+
+/// Everything about the network: topology, default link, host and switch models, framing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NetworkConfig {
+    pub topology: TopologyConfig,
+    /// Host links (and every link the topology does not configure itself).
+    pub link: LinkConfig,
+    pub host: HostConfig,
+    pub switch: SwitchConfig,
+    pub framing: Framing,
+    /// IP MTU (largest Ethernet payload). Default 1500 B.
+    pub mtu: Bytes,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        NetworkConfig {
+            topology: TopologyConfig::default(),
+            link: LinkConfig::default(),
+            host: HostConfig::default(),
+            switch: SwitchConfig::default(),
+            framing: Framing::default(),
+            mtu: Bytes(1500),
+        }
+    }
+}

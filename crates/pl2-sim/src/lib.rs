@@ -1,0 +1,17 @@
+//! pl2-sim: the simulator core. Integer-picosecond event engine, the network model
+//! (links, NICs, host delay lines, switches with shared buffers), transports as sans-IO
+//! state machines, workloads and metrics. No I/O and no global state: many simulations
+//! can run in one process.
+
+pub mod config;
+pub mod dist;
+pub mod engine;
+pub mod framing;
+pub mod metrics;
+pub mod net;
+pub mod packet;
+pub mod rng;
+pub mod sim;
+pub mod transport;
+pub mod units;
+pub mod workload;

@@ -1,0 +1,169 @@
+//! What a run measures. On the hot path these are plain counters and small records
+//! appended to vectors; the driver drains the vectors periodically (bounded memory) and
+//! converts them to tables. Nothing here knows about Arrow or files.
+
+use crate::units::{Duration, SimTime};
+
+/// Why a frame was dropped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The queue's dynamic threshold or the shared buffer was exceeded.
+    BufferFull = 0,
+    /// The output port's static limit was exceeded.
+    PortLimit = 1,
+    /// Random loss on the link (fault injection).
+    LinkLoss = 2,
+    /// The link was down.
+    LinkDown = 3,
+    /// The destination host had crashed, or the sending host crashed with it queued.
+    HostDown = 4,
+    /// A deterministic fault rule (drop the n-th packet of a flow).
+    Injected = 5,
+    /// A switch program decided to drop it (e.g. PL2's unsolicited-burst rule).
+    Program = 6,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 7] = [
+        DropReason::BufferFull,
+        DropReason::PortLimit,
+        DropReason::LinkLoss,
+        DropReason::LinkDown,
+        DropReason::HostDown,
+        DropReason::Injected,
+        DropReason::Program,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::BufferFull => "buffer_full",
+            DropReason::PortLimit => "port_limit",
+            DropReason::LinkLoss => "link_loss",
+            DropReason::LinkDown => "link_down",
+            DropReason::HostDown => "host_down",
+            DropReason::Injected => "injected",
+            DropReason::Program => "program",
+        }
+    }
+}
+
+/// One application message, finished or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageRecord {
+    pub id: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub size: u64,
+    pub thread: u16,
+    pub prio: u8,
+    /// Arrival at the sending application (before any wait for a free thread).
+    pub start: SimTime,
+    /// Delivery of its last byte to the receiving application; `None` if unfinished.
+    pub finish: Option<SimTime>,
+    /// Completion time of the same message alone in the network (see `ideal`).
+    pub ideal: Duration,
+}
+
+/// One dropped frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DropRecord {
+    pub time: SimTime,
+    pub node: u32,
+    /// Egress port where it was dropped (global id), `u32::MAX` if none.
+    pub port: u32,
+    pub prio: u8,
+    pub reason: DropReason,
+    pub src: u32,
+    pub dst: u32,
+    pub msg_id: u64,
+    pub seq: u32,
+    pub data: bool,
+}
+
+/// Per-port figures over one sampling window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortWindow {
+    pub port: u32,
+    pub window_start: SimTime,
+    /// Exact maximum bytes queued at the port (all priorities, including the frame being
+    /// serialised) during the window.
+    pub max_queue_bytes: u64,
+    /// Wire bytes whose serialisation finished during the window.
+    pub tx_bytes: u64,
+}
+
+/// Payload delivered to one host's applications during one window.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoodputWindow {
+    pub host: u32,
+    pub window_start: SimTime,
+    pub payload_bytes: u64,
+}
+
+/// Run-wide counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counters {
+    pub events: u64,
+    /// Frames fully serialised onto a link (all kinds / data only).
+    pub hops: u64,
+    pub data_hops: u64,
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub drops: [u64; 7],
+    /// Wire bytes of control and ACK frames serialised, summed over links.
+    pub control_wire_bytes: u64,
+    pub data_wire_bytes: u64,
+    pub messages_created: u64,
+    pub messages_finished: u64,
+}
+
+impl Counters {
+    pub fn total_drops(&self) -> u64 {
+        self.drops.iter().sum()
+    }
+}
+
+/// Records accumulated since the driver last drained them.
+#[derive(Default)]
+pub struct Records {
+    pub messages: Vec<MessageRecord>,
+    pub drops: Vec<DropRecord>,
+    pub ports: Vec<PortWindow>,
+    pub goodput: Vec<GoodputWindow>,
+}
+
+impl Records {
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty() && self.drops.is_empty() && self.ports.is_empty() && self.goodput.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.messages.len() + self.drops.len() + self.ports.len() + self.goodput.len()
+    }
+}
+
+/// A windowed maximum/sum that closes its window lazily, when the next update falls in a
+/// later window: no timer events, and windows without activity produce no row.
+#[derive(Clone, Debug, Default)]
+pub struct LazyWindow {
+    pub index: u64,
+    pub max: u64,
+    pub sum: u64,
+    pub active: bool,
+}
+
+impl LazyWindow {
+    /// Moves to the window containing `now`; returns the closed window if one ended.
+    #[inline]
+    pub fn roll(&mut self, now: SimTime, window: Duration, carry_max: u64) -> Option<(u64, u64, u64)> {
+        let idx = now.0 / window.0;
+        if idx == self.index {
+            return None;
+        }
+        let closed = if self.active { Some((self.index, self.max, self.sum)) } else { None };
+        self.index = idx;
+        self.max = carry_max;
+        self.sum = 0;
+        self.active = carry_max > 0;
+        closed
+    }
+}

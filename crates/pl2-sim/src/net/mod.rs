@@ -1,0 +1,7 @@
+//! The network model's building blocks: topology graphs, routing tables, NIC queues and
+//! switch buffers. The simulation (`crate::sim`) wires them together.
+
+pub mod buffer;
+pub mod nic;
+pub mod routing;
+pub mod topology;

@@ -1,0 +1,226 @@
+//! Topologies as graphs: nodes (hosts first, then switches) and bidirectional links.
+//! Builders for a single rack, a dumbbell, leaf–spine, a k-ary fat tree and any graph
+//! given as lists; all checked, with errors that name the field and the fix.
+
+use crate::config::{LinkConfig, TopologyConfig};
+use crate::units::{BitsPerSec, Duration};
+
+/// A bidirectional link between node `a` and node `b` (node ids: hosts are 0..hosts,
+/// switches hosts..hosts+switches).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    pub a: u32,
+    pub b: u32,
+    pub rate: BitsPerSec,
+    pub delay: Duration,
+    /// Tier of the switch end nearest the hosts ("host", "tor", "agg", "core", "spine").
+    pub tier: &'static str,
+}
+
+/// A built topology graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    pub hosts: u32,
+    pub switches: u32,
+    /// Tier name of each switch ("tor", "agg", "core", "spine", "switch").
+    pub switch_tier: Vec<&'static str>,
+    pub links: Vec<LinkSpec>,
+}
+
+/// A topology that cannot be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("topology.{field}: {problem}")]
+pub struct TopologyError {
+    pub field: String,
+    pub problem: String,
+}
+
+fn err(field: &str, problem: impl Into<String>) -> TopologyError {
+    TopologyError { field: field.into(), problem: problem.into() }
+}
+
+impl Graph {
+    pub fn nodes(&self) -> u32 {
+        self.hosts + self.switches
+    }
+    pub fn is_host(&self, node: u32) -> bool {
+        node < self.hosts
+    }
+
+    pub fn build(cfg: &TopologyConfig, link: &LinkConfig) -> Result<Graph, TopologyError> {
+        let l = |a: u32, b: u32, c: &LinkConfig, tier| LinkSpec { a, b, rate: c.rate, delay: c.delay, tier };
+        let g = match cfg {
+            TopologyConfig::SingleRack { hosts } => {
+                if *hosts < 2 {
+                    return Err(err("hosts", format!("{hosts} hosts; a rack needs at least 2")));
+                }
+                let s = *hosts;
+                Graph {
+                    hosts: *hosts,
+                    switches: 1,
+                    switch_tier: vec!["tor"],
+                    links: (0..*hosts).map(|h| l(h, s, link, "host")).collect(),
+                }
+            }
+            TopologyConfig::Dumbbell { hosts_per_side, bottleneck } => {
+                if *hosts_per_side < 1 {
+                    return Err(err("hosts_per_side", "must be at least 1"));
+                }
+                let n = 2 * hosts_per_side;
+                let (s0, s1) = (n, n + 1);
+                let mut links: Vec<LinkSpec> =
+                    (0..n).map(|h| l(h, if h < *hosts_per_side { s0 } else { s1 }, link, "host")).collect();
+                links.push(l(s0, s1, bottleneck, "tor"));
+                Graph { hosts: n, switches: 2, switch_tier: vec!["tor", "tor"], links }
+            }
+            TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, uplink } => {
+                if *leaves < 1 || *spines < 1 || *hosts_per_leaf < 1 {
+                    return Err(err("leaves", "leaves, spines and hosts_per_leaf must each be at least 1"));
+                }
+                let hosts = leaves * hosts_per_leaf;
+                let mut links = Vec::new();
+                for h in 0..hosts {
+                    links.push(l(h, hosts + h / hosts_per_leaf, link, "host"));
+                }
+                for lf in 0..*leaves {
+                    for sp in 0..*spines {
+                        links.push(l(hosts + lf, hosts + leaves + sp, uplink, "tor"));
+                    }
+                }
+                let mut tier = vec!["tor"; *leaves as usize];
+                tier.extend(std::iter::repeat_n("spine", *spines as usize));
+                Graph { hosts, switches: leaves + spines, switch_tier: tier, links }
+            }
+            TopologyConfig::FatTree { k } => {
+                if *k < 2 || k % 2 != 0 {
+                    return Err(err("k", format!("{k}; a fat tree needs an even k ≥ 2 (e.g. 4, 8, 16)")));
+                }
+                let k = *k;
+                let half = k / 2;
+                let hosts = k * k * k / 4;
+                let edges = k * half;
+                let aggs = k * half;
+                let cores = half * half;
+                let edge0 = hosts;
+                let agg0 = edge0 + edges;
+                let core0 = agg0 + aggs;
+                let mut links = Vec::new();
+                for h in 0..hosts {
+                    links.push(l(h, edge0 + h / half, link, "host"));
+                }
+                for pod in 0..k {
+                    for e in 0..half {
+                        for a in 0..half {
+                            links.push(l(edge0 + pod * half + e, agg0 + pod * half + a, link, "tor"));
+                        }
+                    }
+                    for a in 0..half {
+                        for c in 0..half {
+                            links.push(l(agg0 + pod * half + a, core0 + a * half + c, link, "agg"));
+                        }
+                    }
+                }
+                let mut tier = vec!["tor"; edges as usize];
+                tier.extend(std::iter::repeat_n("agg", aggs as usize));
+                tier.extend(std::iter::repeat_n("core", cores as usize));
+                Graph { hosts, switches: edges + aggs + cores, switch_tier: tier, links }
+            }
+            TopologyConfig::Custom { hosts, switches, links } => {
+                if *hosts < 2 {
+                    return Err(err("hosts", "a network needs at least 2 hosts"));
+                }
+                let parse = |name: &str, i: usize, end: &str| -> Result<u32, TopologyError> {
+                    let field = format!("links[{i}].{end}");
+                    let bad = || err(&field, format!("{name:?} is not a node; write \"h<index>\" (0..{hosts}) or \"s<index>\" (0..{switches})"));
+                    let (kind, idx) = name.split_at(1.min(name.len()));
+                    let idx: u32 = idx.parse().map_err(|_| bad())?;
+                    match kind {
+                        "h" if idx < *hosts => Ok(idx),
+                        "s" if idx < *switches => Ok(hosts + idx),
+                        _ => Err(bad()),
+                    }
+                };
+                let mut out = Vec::new();
+                for (i, c) in links.iter().enumerate() {
+                    let a = parse(&c.a, i, "a")?;
+                    let b = parse(&c.b, i, "b")?;
+                    if a == b {
+                        return Err(err(&format!("links[{i}]"), "a link joins a node to itself"));
+                    }
+                    if a < *hosts && b < *hosts {
+                        return Err(err(&format!("links[{i}]"), "hosts connect only to switches"));
+                    }
+                    out.push(LinkSpec {
+                        a,
+                        b,
+                        rate: c.rate.unwrap_or(link.rate),
+                        delay: c.delay.unwrap_or(link.delay),
+                        tier: if a < *hosts || b < *hosts { "host" } else { "switch" },
+                    });
+                }
+                let g = Graph { hosts: *hosts, switches: *switches, switch_tier: vec!["switch"; *switches as usize], links: out };
+                for h in 0..*hosts {
+                    let n = g.links.iter().filter(|x| x.a == h || x.b == h).count();
+                    if n != 1 {
+                        return Err(err("links", format!("host h{h} has {n} links; every host needs exactly one")));
+                    }
+                }
+                g
+            }
+        };
+        g.check_connected()?;
+        Ok(g)
+    }
+
+    fn check_connected(&self) -> Result<(), TopologyError> {
+        let n = self.nodes() as usize;
+        let mut adj = vec![Vec::new(); n];
+        for l in &self.links {
+            adj[l.a as usize].push(l.b);
+            adj[l.b as usize].push(l.a);
+        }
+        let mut seen = vec![false; n];
+        let mut stack = vec![0u32];
+        seen[0] = true;
+        while let Some(x) = stack.pop() {
+            for &y in &adj[x as usize] {
+                if !seen[y as usize] {
+                    seen[y as usize] = true;
+                    stack.push(y);
+                }
+            }
+        }
+        match (0..self.hosts).find(|&h| !seen[h as usize]) {
+            Some(h) => Err(err("links", format!("host h{h} cannot reach host h0; connect it"))),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fat_tree_sizes() {
+        let g = Graph::build(&TopologyConfig::FatTree { k: 8 }, &LinkConfig::default()).unwrap();
+        assert_eq!(g.hosts, 128);
+        assert_eq!(g.switches, 80);
+        assert_eq!(g.links.len(), 128 + 128 + 128);
+    }
+
+    #[test]
+    fn impossible_topologies_are_rejected_with_the_field() {
+        let e = Graph::build(&TopologyConfig::SingleRack { hosts: 0 }, &LinkConfig::default()).unwrap_err();
+        assert_eq!(e.field, "hosts");
+        let e = Graph::build(&TopologyConfig::FatTree { k: 5 }, &LinkConfig::default()).unwrap_err();
+        assert_eq!(e.field, "k");
+        let custom = TopologyConfig::Custom {
+            hosts: 2,
+            switches: 1,
+            links: vec![crate::config::CustomLink { a: "h0".into(), b: "s3".into(), rate: None, delay: None }],
+        };
+        let e = Graph::build(&custom, &LinkConfig::default()).unwrap_err();
+        assert_eq!(e.field, "links[0].b");
+    }
+}

@@ -1,0 +1,224 @@
+//! Wiring a [`Simulation`] from a [`SimSpec`]: ports in link order, hosts, switches with
+//! their shared buffers, routing tables, transports, RNG streams, initial events.
+
+use super::*;
+use crate::engine::Ev;
+use crate::net::topology::TopologyError;
+use crate::transport::raw::RawHost;
+
+/// A model that cannot be built. Each variant names the field and the fix.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BuildError {
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error("{field}: {problem}")]
+    Invalid { field: String, problem: String },
+}
+
+pub(crate) fn invalid(field: impl Into<String>, problem: impl Into<String>) -> BuildError {
+    BuildError::Invalid { field: field.into(), problem: problem.into() }
+}
+
+impl NetworkConfig {
+    /// Checks values that serde cannot: ranges and distributions.
+    pub fn validate(&self) -> Result<(), BuildError> {
+        let dists = [
+            ("host.send_latency", &self.host.send_latency),
+            ("host.send_cpu_per_message", &self.host.send_cpu_per_message),
+            ("host.send_cpu_per_packet", &self.host.send_cpu_per_packet),
+            ("host.recv_latency", &self.host.recv_latency),
+            ("host.recv_cpu_per_packet", &self.host.recv_cpu_per_packet),
+            ("switch.latency", &self.switch.latency),
+            ("link.fec_jitter", &self.link.fec_jitter),
+        ];
+        for (f, d) in dists {
+            d.validate().map_err(|e| invalid(f, e.0))?;
+        }
+        if self.host.threads == 0 {
+            return Err(invalid("host.threads", "0; a host needs at least one thread"));
+        }
+        if let Some(a) = self.switch.alpha {
+            if !(a.is_finite() && a > 0.0) {
+                return Err(invalid("switch.alpha", format!("{a}; α must be a positive number (e.g. 1.0), or omit it to turn dynamic thresholds off")));
+            }
+        }
+        if self.switch.buffer.0 < 2 * 1542 {
+            return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
+        }
+        if self.mtu.0 < 64 || self.mtu.0 > 65_000 {
+            return Err(invalid("mtu", format!("{}; use 64B..65000B (1500B standard, 9000B jumbo)", self.mtu)));
+        }
+        Ok(())
+    }
+}
+
+impl Simulation {
+    pub fn new(spec: SimSpec) -> Result<Simulation, BuildError> {
+        let SimSpec { net, transport, seed, sources, persistent, faults, metrics } = spec;
+        net.validate()?;
+        if metrics.window.0 == 0 {
+            return Err(invalid("metrics.window", "must be positive, e.g. \"10us\""));
+        }
+        let graph = Graph::build(&net.topology, &net.link)?;
+        let n_hosts = graph.hosts;
+
+        // Ports: link i gives port 2i (a → b) and 2i+1 (b → a).
+        let mut ports = Vec::with_capacity(graph.links.len() * 2);
+        let mut switch_ports: Vec<Vec<u32>> = vec![Vec::new(); graph.switches as usize];
+        let mut host_port = vec![u32::MAX; n_hosts as usize];
+        for l in graph.links.iter() {
+            for (from, to) in [(l.a, l.b), (l.b, l.a)] {
+                let id = ports.len() as u32;
+                let owner = if graph.is_host(from) {
+                    host_port[from as usize] = id;
+                    Owner::Host(from)
+                } else {
+                    let s = from - n_hosts;
+                    let local = switch_ports[s as usize].len() as u32;
+                    switch_ports[s as usize].push(id);
+                    Owner::Switch { index: s, local }
+                };
+                ports.push(Port {
+                    owner,
+                    peer: to,
+                    peer_host: graph.is_host(to).then_some(to),
+                    rate: l.rate,
+                    delay: l.delay,
+                    busy: false,
+                    cur_wire: 0,
+                    cur_prio: 0,
+                    cur_ingress: 0,
+                    cur_data: false,
+                    queues: Default::default(),
+                    queued: 0,
+                    pipe: VecDeque::new(),
+                    pipe_last: SimTime::ZERO,
+                    up: true,
+                    loss: 0.0,
+                    max_queue: 0,
+                    tx_bytes: 0,
+                    window: LazyWindow::default(),
+                });
+            }
+        }
+        let routes = RoutingTable::build(&graph, |i, at_a| (2 * i + usize::from(!at_a)) as u32);
+
+        let hc = &net.host;
+        let hosts: Vec<Host> = (0..n_hosts)
+            .map(|h| Host {
+                port: host_port[h as usize],
+                nic: NicQueues::new(hc.threads, hc.arbitration),
+                txline: VecDeque::new(),
+                txline_last: SimTime::ZERO,
+                tx_cpu_free: SimTime::ZERO,
+                rx_cpu_free: SimTime::ZERO,
+                rng: SimRng::stream(seed, &format!("host{h}")),
+                thread_busy: vec![false; hc.threads as usize],
+                thread_queue: vec![VecDeque::new(); hc.threads as usize],
+                shared_queue: VecDeque::new(),
+                timers: Vec::new(),
+                up: true,
+                goodput: LazyWindow::default(),
+            })
+            .collect();
+        let sc = &net.switch;
+        let switches: Vec<Switch> = switch_ports
+            .into_iter()
+            .enumerate()
+            .map(|(s, ps)| Switch {
+                node: n_hosts + s as u32,
+                buffer: SharedBuffer::new(sc.buffer.0, sc.alpha, sc.port_limit.map(|b| b.0), ps.len()),
+                rng: SimRng::stream(seed, &format!("switch{s}")),
+                ecmp_seed: SimRng::stream(seed, &format!("ecmp{s}")).next_u64(),
+            })
+            .collect();
+
+        let max_payload = |l4| net.framing.max_payload(l4, net.mtu.0);
+        let transports = (0..n_hosts)
+            .map(|_| match &transport {
+                TransportConfig::Raw(c) => {
+                    if c.priority > 7 {
+                        return Err(invalid("transport.priority", format!("{}; 802.1Q priorities are 0..7", c.priority)));
+                    }
+                    Ok(HostTransport::Raw(RawHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames)))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+
+        for (i, p) in persistent.iter().enumerate() {
+            let f = format!("persistent[{i}]");
+            if p.host >= n_hosts || p.dst >= n_hosts || p.host == p.dst {
+                return Err(invalid(f, format!("host {} → {}: both must be distinct hosts below {n_hosts}", p.host, p.dst)));
+            }
+            if p.thread >= hc.threads {
+                return Err(invalid(f, format!("thread {} but hosts have {} threads (host.threads)", p.thread, hc.threads)));
+            }
+            if p.size == 0 || p.prio > 7 {
+                return Err(invalid(f, "size must be ≥ 1 byte and priority 0..7"));
+            }
+        }
+
+        let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
+        let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
+        let mut sim = Simulation {
+            now: SimTime::ZERO,
+            events: EventQueue::default(),
+            net,
+            graph,
+            ports,
+            hosts,
+            switches,
+            routes,
+            transports,
+            transport_cfg: transport,
+            arena: PacketArena::default(),
+            msgs: Vec::new(),
+            free_msgs: Vec::new(),
+            live_msgs: 0,
+            next_msg_id: 0,
+            sources_active: sources.len() as u32,
+            sources,
+            persistent,
+            faults,
+            metrics,
+            counters: Counters::default(),
+            records: Records::default(),
+            actions: Actions::default(),
+            group: Vec::new(),
+            link_fec,
+            port_rng,
+        };
+        sim.validate_sources()?;
+        sim.install_faults()?;
+        for i in 0..sim.sources.len() {
+            sim.schedule_next_arrival(i as u32);
+        }
+        for i in 0..sim.persistent.len() {
+            let at = sim.persistent[i].start;
+            sim.events.push(at, Ev::Stream(i as u32));
+        }
+        Ok(sim)
+    }
+
+    fn validate_sources(&self) -> Result<(), BuildError> {
+        let n = self.graph.hosts;
+        let threads = self.net.host.threads;
+        for (i, s) in self.sources.iter().enumerate() {
+            if let Source::List { msgs, .. } = s {
+                for (j, m) in msgs.iter().enumerate() {
+                    let f = format!("sources[{i}].messages[{j}]");
+                    if m.src >= n || m.dst >= n || m.src == m.dst {
+                        return Err(invalid(f, format!("{} → {}: hosts must be distinct and below {n}", m.src, m.dst)));
+                    }
+                    if m.thread != u16::MAX && m.thread >= threads {
+                        return Err(invalid(f, format!("thread {} but hosts have {threads} threads (host.threads)", m.thread)));
+                    }
+                    if m.size == 0 || m.priority > 7 {
+                        return Err(invalid(f, "size must be ≥ 1 byte and priority 0..7"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+//! Deterministic fault injection: drop a given packet of a flow, Bernoulli loss on a
+//! link direction, links going down and up, hosts crashing. Protocol tests use these to
+//! force each recovery path.
+
+use super::build::invalid;
+use super::*;
+use crate::engine::Ev;
+use crate::metrics::DropReason;
+use crate::packet::PktKind;
+
+/// One fault. Links are named by their two ends, `"h3"` (host 3) or `"s0"` (switch 0),
+/// and act on the direction from `a` to `b`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FaultSpec {
+    /// Drop the data frame with sequence number `seq` of flow `flow` (for raw Ethernet
+    /// the flow is the message id) the first `times` times it crosses a link.
+    DropNth {
+        flow: u32,
+        seq: u32,
+        #[serde(default = "one")]
+        times: u32,
+    },
+    /// Every frame crossing the link from `a` to `b` is lost with `probability`.
+    LinkLoss { a: String, b: String, probability: f64 },
+    /// The link between `a` and `b` (both directions) is down from `at` until `until`
+    /// (forever if omitted): frames sent over it are lost.
+    LinkDown { a: String, b: String, at: Duration, until: Option<Duration> },
+    /// Host `host` crashes at `at`: its queues are discarded and it neither sends nor
+    /// receives again.
+    HostCrash { host: u32, at: Duration },
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Simulation {
+    fn node_of(&self, name: &str, field: &str) -> Result<u32, BuildError> {
+        let (hosts, switches) = (self.graph.hosts, self.graph.switches);
+        let bad = || invalid(field, format!("{name:?} is not a node; write \"h<index>\" (0..{hosts}) or \"s<index>\" (0..{switches})"));
+        let (kind, idx) = name.split_at(1.min(name.len()));
+        let idx: u32 = idx.parse().map_err(|_| bad())?;
+        match kind {
+            "h" if idx < hosts => Ok(idx),
+            "s" if idx < switches => Ok(hosts + idx),
+            _ => Err(bad()),
+        }
+    }
+
+    /// Egress port carrying frames from `a` to `b`.
+    fn port_between(&self, a: &str, b: &str, field: &str) -> Result<u32, BuildError> {
+        let (na, nb) = (self.node_of(a, &format!("{field}.a"))?, self.node_of(b, &format!("{field}.b"))?);
+        for (i, l) in self.graph.links.iter().enumerate() {
+            if l.a == na && l.b == nb {
+                return Ok(2 * i as u32);
+            }
+            if l.b == na && l.a == nb {
+                return Ok(2 * i as u32 + 1);
+            }
+        }
+        Err(invalid(field, format!("no link joins {a} and {b}")))
+    }
+
+    pub(crate) fn install_faults(&mut self) -> Result<(), BuildError> {
+        for i in 0..self.faults.len() {
+            let f = format!("faults[{i}]");
+            match self.faults[i].clone() {
+                FaultSpec::DropNth { times, .. } if times == 0 => {
+                    return Err(invalid(format!("{f}.times"), "0; drop at least once"));
+                }
+                FaultSpec::DropNth { .. } => {}
+                FaultSpec::LinkLoss { a, b, probability } => {
+                    if !(0.0..=1.0).contains(&probability) {
+                        return Err(invalid(format!("{f}.probability"), format!("{probability}; use a probability in [0, 1]")));
+                    }
+                    let p = self.port_between(&a, &b, &f)?;
+                    self.ports[p as usize].loss = probability;
+                }
+                FaultSpec::LinkDown { a, b, at, until } => {
+                    self.port_between(&a, &b, &f)?;
+                    if let Some(u) = until {
+                        if u <= at {
+                            return Err(invalid(format!("{f}.until"), "must be later than `at`"));
+                        }
+                        self.events.push(SimTime(u.0), Ev::Fault(i as u32));
+                    }
+                    self.events.push(SimTime(at.0), Ev::Fault(i as u32));
+                }
+                FaultSpec::HostCrash { host, at } => {
+                    if host >= self.graph.hosts {
+                        return Err(invalid(format!("{f}.host"), format!("{host}; hosts are 0..{}", self.graph.hosts)));
+                    }
+                    self.events.push(SimTime(at.0), Ev::Fault(i as u32));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A scheduled fault takes effect.
+    pub(crate) fn on_fault(&mut self, i: u32) {
+        match self.faults[i as usize].clone() {
+            FaultSpec::LinkDown { a, b, at, .. } => {
+                let p = self.port_between(&a, &b, "fault").expect("checked at build");
+                let down = self.now.0 == at.0;
+                self.ports[p as usize].up = !down;
+                self.ports[(p ^ 1) as usize].up = !down;
+            }
+            FaultSpec::HostCrash { host, .. } => self.crash_host(host),
+            _ => {}
+        }
+    }
+
+    fn crash_host(&mut self, h: u32) {
+        let host = &mut self.hosts[h as usize];
+        host.up = false;
+        let mut doomed: Vec<PktId> = host.txline.drain(..).map(|x| x.1).collect();
+        while let Some((p, _)) = host.nic.pop() {
+            doomed.push(p);
+        }
+        let port = host.port;
+        for p in doomed {
+            let wire = self.arena.get(p).wire as u64;
+            self.ports[port as usize].queued -= wire.min(self.ports[port as usize].queued);
+            self.drop_packet(p, DropReason::HostDown, h, port);
+        }
+    }
+
+    /// Whether a deterministic drop rule takes this frame (and uses up one drop).
+    #[inline]
+    pub(crate) fn injected_drop(&mut self, pkt: PktId) -> bool {
+        if self.faults.is_empty() {
+            return false;
+        }
+        let p = self.arena.get(pkt);
+        if p.kind != PktKind::Data {
+            return false;
+        }
+        for f in &mut self.faults {
+            if let FaultSpec::DropNth { flow, seq, times } = f {
+                if *flow == p.flow && *seq == p.seq && *times > 0 {
+                    *times -= 1;
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}

@@ -1,0 +1,267 @@
+//! Hosts: messages entering application threads, transport calls and their actions, the
+//! send path (one FIFO delay line), the NIC queues and the receive side.
+
+use super::*;
+use crate::engine::Ev;
+use crate::framing::L4Headers;
+use crate::metrics::{DropReason, GoodputWindow};
+use crate::packet::{flags, Packet};
+use crate::transport::{MsgInfo, Protocol};
+
+impl Simulation {
+    /// Registers a new message arriving at its sending application now.
+    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8) -> u32 {
+        let id = self.next_msg_id;
+        self.next_msg_id += 1;
+        self.counters.messages_created += 1;
+        self.live_msgs += 1;
+        let ideal = self.ideal_completion(src, dst, size);
+        let rec = MessageRecord { id, src, dst, size, thread, prio, start: self.now, finish: None, ideal };
+        match self.free_msgs.pop() {
+            Some(slot) => {
+                let m = &mut self.msgs[slot as usize];
+                m.gen = m.gen.wrapping_add(1);
+                m.live = true;
+                m.rec = rec;
+                slot
+            }
+            None => {
+                self.msgs.push(MsgSlot { gen: 0, live: true, rec });
+                self.msgs.len() as u32 - 1
+            }
+        }
+    }
+
+    pub(crate) fn msg_info(&self, slot: u32) -> MsgInfo {
+        let m = &self.msgs[slot as usize];
+        MsgInfo {
+            slot,
+            gen: m.gen,
+            id: m.rec.id,
+            src: m.rec.src,
+            dst: m.rec.dst,
+            size: m.rec.size,
+            thread: m.rec.thread,
+            prio: m.rec.prio,
+            start: m.rec.start,
+        }
+    }
+
+    /// Queues message `slot` for a thread of its source host (`u16::MAX`: any thread).
+    pub(crate) fn enqueue_message(&mut self, slot: u32, thread: u16) {
+        let h = self.msgs[slot as usize].rec.src;
+        let host = &mut self.hosts[h as usize];
+        if thread == u16::MAX {
+            host.shared_queue.push_back(slot);
+        } else {
+            host.thread_queue[thread as usize].push_back(slot);
+        }
+        self.dispatch_host(h);
+    }
+
+    /// Gives waiting messages to idle threads, lowest thread first.
+    pub(crate) fn dispatch_host(&mut self, h: u32) {
+        if !self.hosts[h as usize].up {
+            return;
+        }
+        for t in 0..self.hosts[h as usize].thread_busy.len() {
+            let host = &mut self.hosts[h as usize];
+            if host.thread_busy[t] {
+                continue;
+            }
+            let next = host.thread_queue[t].pop_front().or_else(|| host.shared_queue.pop_front());
+            if let Some(slot) = next {
+                host.thread_busy[t] = true;
+                self.msgs[slot as usize].rec.thread = t as u16;
+                let cost = self.net.host.send_cpu_per_message.sample(&mut host.rng);
+                host.tx_cpu_free = host.tx_cpu_free.max(self.now) + cost;
+                let info = self.msg_info(slot);
+                let mut acts = std::mem::take(&mut self.actions);
+                self.transports[h as usize].on_message(self.now, &info, &mut acts);
+                self.apply_actions(h, acts);
+            }
+        }
+    }
+
+    /// Carries out what a transport asked for, then returns the buffer for reuse.
+    pub(crate) fn apply_actions(&mut self, h: u32, mut acts: Actions) {
+        let now = self.now;
+        if !acts.sends.is_empty() {
+            self.hand_over(h, &acts);
+        }
+        for &(id, at) in &acts.timers {
+            let host = &mut self.hosts[h as usize];
+            let id_us = id as usize;
+            if id_us >= host.timers.len() {
+                host.timers.resize(id_us + 1, TimerSlot::default());
+            }
+            match at {
+                Some(t) => {
+                    if let Some(push) = host.timers[id_us].arm(t.max(now)) {
+                        self.events.push(push, Ev::Timer(h, id));
+                    }
+                }
+                None => host.timers[id_us].cancel(),
+            }
+        }
+        if acts.goodput_bytes > 0 {
+            let window = self.metrics.window;
+            let g = &mut self.hosts[h as usize].goodput;
+            if let Some((idx, _, sum)) = g.roll(now, window, 0) {
+                self.records.goodput.push(GoodputWindow { host: h, window_start: SimTime(idx * window.0), payload_bytes: sum });
+            }
+            g.sum += acts.goodput_bytes;
+            g.active = true;
+        }
+        for &(slot, gen) in &acts.delivered {
+            self.finish_message(slot, gen);
+        }
+        // Releasing a thread may start its next message, which calls the transport again
+        // with the shared buffer: hand the buffer back first.
+        let released = std::mem::take(&mut acts.released);
+        acts.clear();
+        self.actions = acts;
+        for &t in &released {
+            self.release_thread(h, t);
+        }
+    }
+
+    fn finish_message(&mut self, slot: u32, gen: u16) {
+        let m = &mut self.msgs[slot as usize];
+        if !m.live || m.gen != gen {
+            return;
+        }
+        m.live = false;
+        m.rec.finish = Some(self.now);
+        self.records.messages.push(m.rec.clone());
+        self.free_msgs.push(slot);
+        self.live_msgs -= 1;
+        self.counters.messages_finished += 1;
+    }
+
+    fn release_thread(&mut self, h: u32, t: u16) {
+        self.hosts[h as usize].thread_busy[t as usize] = false;
+        if let Some(i) = self.persistent.iter().position(|p| p.host == h && p.thread == t) {
+            self.start_stream_message(i);
+        } else {
+            self.dispatch_host(h);
+        }
+    }
+
+    /// Starts the next message of persistent stream `i` on its thread.
+    pub(crate) fn start_stream_message(&mut self, i: usize) {
+        let p = self.persistent[i].clone();
+        let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio);
+        self.enqueue_message(slot, p.thread);
+    }
+
+    /// Passes the frames in `acts.sends` into the host's send path. Frames up to and
+    /// including one marked `BURST_END` form a hand-over unit that shares one latency
+    /// sample and leaves the send path together.
+    fn hand_over(&mut self, h: u32, acts: &Actions) {
+        let now = self.now;
+        let framing = self.net.framing;
+        let hc = &self.net.host;
+        let host = &mut self.hosts[h as usize];
+        if !host.up {
+            return;
+        }
+        let was_empty = host.txline.is_empty();
+        let mut group_ready = now;
+        for s in &acts.sends {
+            let l4 = s.l4.unwrap_or(L4Headers::None);
+            let wire = framing.wire_bytes(l4, s.payload as u64);
+            let cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
+            host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
+            group_ready = group_ready.max(host.tx_cpu_free);
+            let id = self.arena.alloc(Packet {
+                created: now,
+                enqueued: now,
+                aux: s.aux,
+                src: h,
+                dst: s.dst,
+                msg: s.msg,
+                flow: s.flow,
+                seq: s.seq,
+                payload: s.payload,
+                wire: wire as u32,
+                next_port: 0,
+                msg_gen: s.msg_gen,
+                thread: s.thread,
+                kind: s.kind,
+                prio: s.prio,
+                flags: s.flags,
+                hops: 0,
+            });
+            self.counters.packets_created += 1;
+            self.group.push(id);
+            if s.flags & flags::BURST_END != 0 {
+                let exit = host.txline_last.max(group_ready + hc.send_latency.sample(&mut host.rng));
+                host.txline_last = exit;
+                host.txline.extend(self.group.drain(..).map(|p| (exit, p)));
+                group_ready = now;
+            }
+        }
+        if !self.group.is_empty() {
+            let exit = host.txline_last.max(group_ready + hc.send_latency.sample(&mut host.rng));
+            host.txline_last = exit;
+            host.txline.extend(self.group.drain(..).map(|p| (exit, p)));
+        }
+        if was_empty {
+            if let Some(&(t, _)) = host.txline.front() {
+                self.events.push(t, Ev::HostTx(h));
+            }
+        }
+    }
+
+    /// The head of host `h`'s send path reached the NIC queues.
+    pub(crate) fn on_host_tx(&mut self, h: u32) {
+        let now = self.now;
+        let port = self.hosts[h as usize].port;
+        while let Some(&(t, pkt)) = self.hosts[h as usize].txline.front() {
+            if t > now {
+                self.events.push(t, Ev::HostTx(h));
+                break;
+            }
+            self.hosts[h as usize].txline.pop_front();
+            let p = self.arena.get_mut(pkt);
+            p.enqueued = now;
+            let (prio, thread, end, wire) = (p.prio, p.thread, p.has(flags::BURST_END), p.wire as u64);
+            self.hosts[h as usize].nic.push(pkt, prio, thread, end);
+            self.port_queue_add(port, wire);
+        }
+        self.kick_port(port);
+    }
+
+    /// A frame reached host `h`'s application side.
+    pub(crate) fn host_receive(&mut self, h: u32, pkt: PktId) {
+        if !self.hosts[h as usize].up {
+            self.drop_packet(pkt, DropReason::HostDown, self.graph.hosts.min(h), u32::MAX);
+            return;
+        }
+        self.counters.packets_delivered += 1;
+        let p = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        let mut acts = std::mem::take(&mut self.actions);
+        self.transports[h as usize].on_packet(self.now, &p, &mut acts);
+        self.apply_actions(h, acts);
+    }
+
+    /// A transport timer fired.
+    pub(crate) fn on_timer(&mut self, h: u32, id: u32) {
+        use crate::engine::TimerFire;
+        let host = &mut self.hosts[h as usize];
+        match host.timers[id as usize].on_pop(self.now) {
+            TimerFire::Stale => {}
+            TimerFire::Requeue(t) => self.events.push(t, Ev::Timer(h, id)),
+            TimerFire::Fire => {
+                if !host.up {
+                    return;
+                }
+                let mut acts = std::mem::take(&mut self.actions);
+                self.transports[h as usize].on_timer(self.now, id, &mut acts);
+                self.apply_actions(h, acts);
+            }
+        }
+    }
+}

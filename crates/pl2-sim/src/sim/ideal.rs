@@ -1,0 +1,73 @@
+//! Ideal completion time of a message: the time from its arrival at the sending
+//! application to the delivery of its last byte when it is alone in the network, under
+//! the same host model with every delay at its minimum, the transport's data framing,
+//! and the first equal-cost path. Frames are pushed through the chain of stages exactly
+//! as the engine moves them (send path, NIC serialisation, per hop propagation, input
+//! pipeline with cut-through or store-and-forward, output serialisation, receive path),
+//! so on an idle network with constant delays the simulated and ideal times are equal.
+//! Transports that add handshakes or reservations are slower than this by design: the
+//! slowdown shows their cost. The transmit-ring limit is not modelled here.
+
+use super::*;
+use crate::framing::L4Headers;
+
+impl Simulation {
+    /// Data framing of the configured transport: (headers, largest payload).
+    pub(crate) fn data_framing(&self) -> (L4Headers, u64) {
+        let l4 = match &self.transport_cfg {
+            TransportConfig::Raw(c) => c.l4(),
+        };
+        (l4, self.net.framing.max_payload(l4, self.net.mtu.0))
+    }
+
+    pub(crate) fn ideal_completion(&self, src: u32, dst: u32, size: u64) -> Duration {
+        let (l4, max_payload) = self.data_framing();
+        let hc = &self.net.host;
+        let sc = &self.net.switch;
+        let fec = self.net.link.fec_jitter.min();
+        // Path: the egress ports from src to dst (first equal-cost choice at each switch).
+        let mut path = vec![self.hosts[src as usize].port];
+        let mut node = self.ports[path[0] as usize].peer;
+        while node >= self.graph.hosts {
+            let hops = self.routes.next_hops(node - self.graph.hosts, dst);
+            let Some(&p) = hops.first() else { return Duration::ZERO };
+            path.push(p);
+            node = self.ports[p as usize].peer;
+        }
+        let frames = size.div_ceil(max_payload).max(1);
+        // Per stage: the time the previous frame left it.
+        let mut send_cpu = SimTime::ZERO + hc.send_cpu_per_message.min();
+        let mut port_free = vec![SimTime::ZERO; path.len()];
+        let mut pipe_last = vec![SimTime::ZERO; path.len()];
+        let mut rx_cpu = SimTime::ZERO;
+        let mut txline_last = SimTime::ZERO;
+        let mut done = SimTime::ZERO;
+        for i in 0..frames {
+            let payload = if i + 1 == frames { size - i * max_payload } else { max_payload };
+            let wire = self.net.framing.wire_bytes(l4, payload);
+            send_cpu = send_cpu + hc.send_cpu_per_packet.min();
+            txline_last = txline_last.max(send_cpu + hc.send_latency.min());
+            let mut ready = txline_last;
+            for (k, &p) in path.iter().enumerate() {
+                let port = &self.ports[p as usize];
+                let start = ready.max(port_free[k]);
+                let ser = port.rate.tx_time(wire);
+                port_free[k] = start + ser;
+                let first = start + port.delay + fec;
+                let last = first + ser;
+                ready = if k + 1 == path.len() {
+                    let r = pipe_last[k].max(last + hc.recv_latency.min());
+                    rx_cpu = rx_cpu.max(r) + hc.recv_cpu_per_packet.min();
+                    rx_cpu
+                } else {
+                    let out = &self.ports[path[k + 1] as usize];
+                    let base = if sc.cut_through && out.rate <= port.rate { first } else { last };
+                    pipe_last[k].max(base + sc.latency.min())
+                };
+                pipe_last[k] = ready;
+            }
+            done = ready;
+        }
+        Duration(done.0)
+    }
+}

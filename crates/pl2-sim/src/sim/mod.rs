@@ -1,0 +1,244 @@
+//! The simulation: explicit wiring of hosts, switches and links built from a
+//! [`SimSpec`], and the event loop that drives them. One `Simulation` owns all its state
+//! (no globals), so many can run in one process.
+//!
+//! Per hop a frame costs two events: `PortFree` when its serialisation ends and
+//! `LinkHead` when it reaches the far node's output queue (the link's propagation, the
+//! receiver's FEC latency and the switch pipeline are one FIFO per input, with only its
+//! head in the event queue). A host's send path is one FIFO delay line (`HostTx`).
+
+mod build;
+mod faults;
+mod host;
+mod ideal;
+mod run;
+mod switch;
+
+pub use build::BuildError;
+pub use faults::FaultSpec;
+pub use run::{Progress, StopAt, StopReason};
+
+use crate::config::NetworkConfig;
+use crate::dist::DelayDist;
+use crate::engine::{EventQueue, TimerSlot};
+use crate::metrics::{Counters, LazyWindow, MessageRecord, Records};
+use crate::net::buffer::SharedBuffer;
+use crate::net::nic::NicQueues;
+use crate::net::routing::RoutingTable;
+use crate::net::topology::Graph;
+use crate::packet::{PacketArena, PktId};
+use crate::rng::SimRng;
+use crate::transport::raw::RawConfig;
+use crate::transport::{Actions, HostTransport};
+use crate::units::{BitsPerSec, Duration, SimTime};
+use crate::workload::MessageSpec;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Which transport every host runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TransportConfig {
+    /// Raw Ethernet / UDP, no congestion control.
+    Raw(RawConfig),
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig::Raw(RawConfig::default())
+    }
+}
+
+/// Where messages come from.
+pub enum Source {
+    /// A fixed list, sorted by time (a message-list file, or a one-shot pattern).
+    List { msgs: Vec<MessageSpec>, next: usize },
+    /// Open-loop Poisson arrivals at one host.
+    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec> },
+}
+
+/// A thread that always has another message to send (closed loop): when its transport
+/// releases it, the next message of `size` bytes to `dst` starts at once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PersistentSpec {
+    pub host: u32,
+    pub thread: u16,
+    pub dst: u32,
+    pub size: u64,
+    pub prio: u8,
+    pub start: SimTime,
+}
+
+/// Measurement settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// Window of the per-port queue maxima and per-host goodput series. Default 10 µs.
+    pub window: Duration,
+    /// Keep one record per dropped frame (counts are always kept). Default true.
+    pub drop_records: bool,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { window: Duration::from_us(10), drop_records: true }
+    }
+}
+
+/// Everything needed to build a simulation.
+pub struct SimSpec {
+    pub net: NetworkConfig,
+    pub transport: TransportConfig,
+    pub seed: u64,
+    pub sources: Vec<Source>,
+    pub persistent: Vec<PersistentSpec>,
+    pub faults: Vec<FaultSpec>,
+    pub metrics: MetricsConfig,
+}
+
+/// Who owns an egress port.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Owner {
+    Host(u32),
+    Switch { index: u32, local: u32 },
+}
+
+/// One direction of a link: the egress queue at `node` and the wire to `peer`.
+pub(crate) struct Port {
+    pub owner: Owner,
+    pub peer: u32,
+    /// Host index of the peer, if the peer is a host.
+    pub peer_host: Option<u32>,
+    pub rate: BitsPerSec,
+    pub delay: Duration,
+    pub busy: bool,
+    pub cur_wire: u64,
+    pub cur_prio: u8,
+    pub cur_ingress: u32,
+    pub cur_data: bool,
+    /// Switch egress queues by priority (hosts use their NIC queues instead).
+    pub queues: [VecDeque<PktId>; 8],
+    /// Bytes queued including the frame being serialised.
+    pub queued: u64,
+    /// Frames on the wire or in the far node's input pipeline, with the time each
+    /// reaches the far node's output queue (or application).
+    pub pipe: VecDeque<(SimTime, PktId)>,
+    pub pipe_last: SimTime,
+    pub up: bool,
+    pub loss: f64,
+    pub max_queue: u64,
+    pub tx_bytes: u64,
+    pub window: LazyWindow,
+}
+
+pub(crate) struct Host {
+    pub port: u32,
+    pub nic: NicQueues,
+    pub txline: VecDeque<(SimTime, PktId)>,
+    pub txline_last: SimTime,
+    pub tx_cpu_free: SimTime,
+    pub rx_cpu_free: SimTime,
+    pub rng: SimRng,
+    pub thread_busy: Vec<bool>,
+    pub thread_queue: Vec<VecDeque<u32>>,
+    pub shared_queue: VecDeque<u32>,
+    pub timers: Vec<TimerSlot>,
+    pub up: bool,
+    pub goodput: LazyWindow,
+}
+
+pub(crate) struct Switch {
+    pub node: u32,
+    pub buffer: SharedBuffer,
+    pub rng: SimRng,
+    pub ecmp_seed: u64,
+}
+
+pub(crate) struct MsgSlot {
+    pub gen: u16,
+    pub live: bool,
+    pub rec: MessageRecord,
+}
+
+/// A built simulation.
+pub struct Simulation {
+    pub(crate) now: SimTime,
+    pub(crate) events: EventQueue,
+    pub(crate) net: NetworkConfig,
+    pub(crate) graph: Graph,
+    pub(crate) ports: Vec<Port>,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) switches: Vec<Switch>,
+    pub(crate) routes: RoutingTable,
+    pub(crate) transports: Vec<HostTransport>,
+    pub(crate) transport_cfg: TransportConfig,
+    pub(crate) arena: PacketArena,
+    pub(crate) msgs: Vec<MsgSlot>,
+    pub(crate) free_msgs: Vec<u32>,
+    pub(crate) live_msgs: u64,
+    pub(crate) next_msg_id: u64,
+    pub(crate) sources: Vec<Source>,
+    pub(crate) sources_active: u32,
+    pub(crate) persistent: Vec<PersistentSpec>,
+    pub(crate) faults: Vec<FaultSpec>,
+    pub(crate) metrics: MetricsConfig,
+    pub(crate) counters: Counters,
+    pub(crate) records: Records,
+    pub(crate) actions: Actions,
+    pub(crate) group: Vec<PktId>,
+    pub(crate) link_fec: Vec<DelayDist>,
+    pub(crate) port_rng: Vec<SimRng>,
+}
+
+impl Simulation {
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    pub fn host_count(&self) -> u32 {
+        self.graph.hosts
+    }
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+    /// Takes the records accumulated since the last call (bounded memory on long runs).
+    pub fn drain_records(&mut self) -> Records {
+        std::mem::take(&mut self.records)
+    }
+    /// Frames created and neither delivered nor dropped: on a wire, in a queue, in a
+    /// host's send path.
+    pub fn packets_in_flight(&self) -> u64 {
+        self.arena.live()
+    }
+    /// Messages started and not yet delivered.
+    pub fn messages_in_flight(&self) -> u64 {
+        self.live_msgs
+    }
+    /// Largest number of frames alive at once (arena high-water mark).
+    pub fn packet_high_water(&self) -> usize {
+        self.arena.capacity_used()
+    }
+    /// Exact maximum bytes ever queued at each egress port (global port order: link i
+    /// has port 2i at its `a` end and 2i+1 at its `b` end).
+    pub fn port_max_queue(&self) -> Vec<u64> {
+        self.ports.iter().map(|p| p.max_queue).collect()
+    }
+    /// Wire bytes serialised by each egress port.
+    pub fn port_tx_bytes(&self) -> Vec<u64> {
+        self.ports.iter().map(|p| p.tx_bytes).collect()
+    }
+    /// Egress port of host `h` (its uplink).
+    pub fn host_port(&self, h: u32) -> u32 {
+        self.hosts[h as usize].port
+    }
+    /// The egress port of a switch towards host `h` (the host's downlink).
+    pub fn host_downlink(&self, h: u32) -> u32 {
+        self.hosts[h as usize].port ^ 1
+    }
+    /// Bytes queued now at a port.
+    pub fn port_queued(&self, port: u32) -> u64 {
+        self.ports[port as usize].queued
+    }
+}

@@ -1,0 +1,157 @@
+//! The event loop, stop conditions and progress reporting.
+
+use super::*;
+use crate::engine::Ev;
+use std::time::Instant;
+
+/// Why a run stopped.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// Simulated time reached the end time.
+    EndTime,
+    /// Every message from finite sources was delivered (and no source has more).
+    AllDelivered,
+    /// The event budget was used up.
+    EventBudget,
+    /// Nothing left to do.
+    Idle,
+    /// The progress callback asked to stop (e.g. Ctrl-C).
+    Interrupted,
+}
+
+/// What the progress callback is told.
+#[derive(Copy, Clone, Debug)]
+pub struct Progress {
+    pub now: SimTime,
+    pub end: SimTime,
+    pub events: u64,
+    pub wall: std::time::Duration,
+}
+
+/// When to stop.
+#[derive(Copy, Clone, Debug)]
+pub struct StopAt {
+    pub end: SimTime,
+    pub all_delivered: bool,
+    pub event_budget: Option<u64>,
+}
+
+impl Simulation {
+    /// Runs until a stop condition holds. `progress` is called about every
+    /// `progress_every` of wall time; returning `false` interrupts the run (state stays
+    /// consistent: it can be resumed or finished).
+    pub fn run(
+        &mut self,
+        stop: StopAt,
+        progress_every: std::time::Duration,
+        progress: &mut dyn FnMut(&Progress) -> bool,
+    ) -> StopReason {
+        let wall0 = Instant::now();
+        let mut last_report = wall0;
+        let start_events = self.events.executed();
+        loop {
+            if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() {
+                return StopReason::AllDelivered;
+            }
+            let Some(t) = self.events.peek_time() else { return StopReason::Idle };
+            if t > stop.end {
+                self.now = stop.end;
+                return StopReason::EndTime;
+            }
+            if let Some(b) = stop.event_budget {
+                if self.events.executed() - start_events >= b {
+                    return StopReason::EventBudget;
+                }
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.counters.events += 1;
+            self.dispatch(ev);
+            if self.counters.events & 0xffff == 0 {
+                let w = Instant::now();
+                if w.duration_since(last_report) >= progress_every {
+                    last_report = w;
+                    let p = Progress { now: self.now, end: stop.end, events: self.counters.events, wall: w - wall0 };
+                    if !progress(&p) {
+                        return StopReason::Interrupted;
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::PortFree(p) => self.on_port_free(p),
+            Ev::LinkHead(p) => self.on_link_head(p),
+            Ev::HostTx(h) => self.on_host_tx(h),
+            Ev::Timer(h, id) => self.on_timer(h, id),
+            Ev::Arrival(i) => self.on_arrival(i),
+            Ev::Stream(i) => self.start_stream_message(i as usize),
+            Ev::Fault(i) => self.on_fault(i),
+            Ev::Sample => {}
+        }
+    }
+
+    /// Source `i` produces its next message now.
+    fn on_arrival(&mut self, i: u32) {
+        let spec = match &mut self.sources[i as usize] {
+            Source::List { msgs, next } => {
+                let m = msgs[*next].clone();
+                *next += 1;
+                m
+            }
+            Source::Poisson { pending, .. } => pending.take().expect("arrival scheduled with a pending message"),
+        };
+        let slot = self.new_message(spec.src, spec.dst, spec.size, spec.thread, spec.priority);
+        self.enqueue_message(slot, spec.thread);
+        self.schedule_next_arrival(i);
+    }
+
+    pub(crate) fn schedule_next_arrival(&mut self, i: u32) {
+        let next = match &mut self.sources[i as usize] {
+            Source::List { msgs, next } => msgs.get(*next).map(|m| m.time),
+            Source::Poisson { gen, rng, pending } => {
+                *pending = gen.next(rng);
+                pending.as_ref().map(|m| m.time)
+            }
+        };
+        match next {
+            Some(t) => self.events.push(t.max(self.now), Ev::Arrival(i)),
+            None => self.sources_active -= 1,
+        }
+    }
+
+    /// Ends the run's bookkeeping: messages still in flight are reported unfinished and
+    /// open windows are closed. Call once, after the last `run`.
+    pub fn finish(&mut self) {
+        for m in &self.msgs {
+            if m.live {
+                self.records.messages.push(m.rec.clone());
+            }
+        }
+        let window = self.metrics.window;
+        for (i, p) in self.ports.iter_mut().enumerate() {
+            if p.window.active {
+                self.records.ports.push(crate::metrics::PortWindow {
+                    port: i as u32,
+                    window_start: SimTime(p.window.index * window.0),
+                    max_queue_bytes: p.window.max,
+                    tx_bytes: p.window.sum,
+                });
+                p.window.active = false;
+            }
+        }
+        for (h, host) in self.hosts.iter_mut().enumerate() {
+            if host.goodput.active {
+                self.records.goodput.push(crate::metrics::GoodputWindow {
+                    host: h as u32,
+                    window_start: SimTime(host.goodput.index * window.0),
+                    payload_bytes: host.goodput.sum,
+                });
+                host.goodput.active = false;
+            }
+        }
+    }
+}

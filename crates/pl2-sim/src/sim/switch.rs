@@ -1,0 +1,256 @@
+//! Ports, links and switches: serialisation, the wire and the far node's input pipeline
+//! as one FIFO, output-queued switching with strict priorities, shared-buffer admission,
+//! ECN marking, ECMP, and drops.
+
+use super::*;
+use crate::config::{EcmpMode, EcnConfig};
+use crate::engine::Ev;
+use crate::transport::Protocol;
+use crate::metrics::{DropReason, DropRecord, PortWindow};
+use crate::packet::{flags, PktKind};
+
+impl Simulation {
+    /// Adds `wire` bytes to a port's queue and tracks its maxima.
+    #[inline]
+    pub(crate) fn port_queue_add(&mut self, port: u32, wire: u64) {
+        let window = self.metrics.window;
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        if let Some((idx, max, sum)) = p.window.roll(now, window, p.queued) {
+            self.records.ports.push(PortWindow { port, window_start: SimTime(idx * window.0), max_queue_bytes: max, tx_bytes: sum });
+        }
+        p.queued += wire;
+        p.window.active = true;
+        if p.queued > p.window.max {
+            p.window.max = p.queued;
+        }
+        if p.queued > p.max_queue {
+            p.max_queue = p.queued;
+        }
+    }
+
+    /// Starts serialising the next frame if the port is idle and has one.
+    pub(crate) fn kick_port(&mut self, port: u32) {
+        let p = &mut self.ports[port as usize];
+        if p.busy {
+            return;
+        }
+        match p.owner {
+            Owner::Host(h) => {
+                let Some((pkt, thread)) = self.hosts[h as usize].nic.pop() else { return };
+                self.start_tx(port, pkt, 0);
+                let mut acts = std::mem::take(&mut self.actions);
+                self.transports[h as usize].on_tx_dequeue(self.now, thread, &mut acts);
+                self.apply_actions(h, acts);
+            }
+            Owner::Switch { .. } => {
+                let Some(pkt) = p.queues.iter_mut().rev().find_map(|q| q.pop_front()) else { return };
+                let ingress = self.arena.get(pkt).next_port;
+                if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.net.switch.ecn {
+                    self.maybe_mark(port, pkt);
+                }
+                self.start_tx(port, pkt, ingress);
+            }
+        }
+    }
+
+    /// Puts `pkt` on the wire of `port`: schedules the end of serialisation and the
+    /// frame's arrival at the far node's output queue (or application).
+    fn start_tx(&mut self, port: u32, pkt: PktId, ingress: u32) {
+        let now = self.now;
+        let pk = self.arena.get_mut(pkt);
+        let p = &mut self.ports[port as usize];
+        let wire = pk.wire as u64;
+        let ser = p.rate.tx_time(wire);
+        p.busy = true;
+        p.cur_wire = wire;
+        p.cur_prio = pk.prio;
+        p.cur_ingress = ingress;
+        p.cur_data = pk.kind == PktKind::Data;
+        let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host, p.pipe_last);
+        self.events.push(now + ser, Ev::PortFree(port));
+
+        let fec = self.link_fec[port as usize].sample(&mut self.port_rng[port as usize]);
+        let first = now + delay + fec;
+        let last = first + ser;
+        let arrive = if let Some(h) = peer_host {
+            let hc = &self.net.host;
+            let host = &mut self.hosts[h as usize];
+            let ready = pipe_last.max(last + hc.recv_latency.sample(&mut host.rng));
+            let cpu = hc.recv_cpu_per_packet.sample(&mut host.rng);
+            host.rx_cpu_free = host.rx_cpu_free.max(ready) + cpu;
+            host.rx_cpu_free
+        } else {
+            let s = peer - self.graph.hosts;
+            let hops = self.routes.next_hops(s, pk.dst);
+            let sw = &mut self.switches[s as usize];
+            let out = match hops.len() {
+                0 => u32::MAX,
+                1 => hops[0],
+                n => {
+                    let i = match self.net.switch.ecmp {
+                        EcmpMode::PerFlow => ecmp_hash(sw.ecmp_seed, pk.src, pk.dst, pk.flow) % n as u64,
+                        EcmpMode::PerPacket => sw.rng.below(n as u64),
+                    };
+                    hops[i as usize]
+                }
+            };
+            pk.next_port = out;
+            let cut = self.net.switch.cut_through && out != u32::MAX && self.ports[out as usize].rate <= rate;
+            let base = if cut { first } else { last };
+            pipe_last.max(base + self.net.switch.latency.sample(&mut sw.rng))
+        };
+        let p = &mut self.ports[port as usize];
+        p.pipe_last = arrive;
+        p.pipe.push_back((arrive, pkt));
+        if p.pipe.len() == 1 {
+            self.events.push(arrive, Ev::LinkHead(port));
+        }
+    }
+
+    /// Serialisation of the port's current frame ended.
+    pub(crate) fn on_port_free(&mut self, port: u32) {
+        let now = self.now;
+        let window = self.metrics.window;
+        let p = &mut self.ports[port as usize];
+        p.busy = false;
+        self.counters.hops += 1;
+        if p.cur_data {
+            self.counters.data_hops += 1;
+            self.counters.data_wire_bytes += p.cur_wire;
+        } else {
+            self.counters.control_wire_bytes += p.cur_wire;
+        }
+        p.tx_bytes += p.cur_wire;
+        if let Some((idx, max, sum)) = p.window.roll(now, window, p.queued) {
+            self.records.ports.push(PortWindow { port, window_start: SimTime(idx * window.0), max_queue_bytes: max, tx_bytes: sum });
+        }
+        p.window.sum += p.cur_wire;
+        p.window.active = true;
+        p.queued -= p.cur_wire;
+        if let Owner::Switch { index, local } = p.owner {
+            self.switches[index as usize].buffer.remove(local as usize, p.cur_ingress as usize, p.cur_prio as usize, p.cur_wire);
+        }
+        self.kick_port(port);
+    }
+
+    /// The head of `port`'s link reached the far node.
+    pub(crate) fn on_link_head(&mut self, port: u32) {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        let (_, pkt) = p.pipe.pop_front().expect("link head event without a frame");
+        if let Some(&(t, _)) = p.pipe.front() {
+            self.events.push(t, Ev::LinkHead(port));
+        }
+        let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
+        if !up {
+            return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
+        }
+        if loss > 0.0 && self.port_rng[port as usize].chance(loss) {
+            return self.drop_packet(pkt, DropReason::LinkLoss, peer, port);
+        }
+        if self.injected_drop(pkt) {
+            return self.drop_packet(pkt, DropReason::Injected, peer, port);
+        }
+        let pk = self.arena.get_mut(pkt);
+        pk.hops = pk.hops.saturating_add(1);
+        pk.enqueued = now;
+        match peer_host {
+            Some(h) => self.host_receive(h, pkt),
+            None => self.switch_receive(port, pkt),
+        }
+    }
+
+    /// A frame leaves the input pipeline of a switch (it came over `in_port`'s link).
+    fn switch_receive(&mut self, in_port: u32, pkt: PktId) {
+        let Owner::Switch { index, local: ingress } = self.ports[(in_port ^ 1) as usize].owner else {
+            unreachable!("a link into a switch has its reverse port at that switch")
+        };
+        let pk = self.arena.get(pkt);
+        let out = pk.next_port;
+        let node = self.switches[index as usize].node;
+        if out == u32::MAX {
+            return self.drop_packet(pkt, DropReason::Program, node, u32::MAX);
+        }
+        let (prio, wire) = (pk.prio as usize & 7, pk.wire as u64);
+        let Owner::Switch { local: egress, .. } = self.ports[out as usize].owner else { unreachable!() };
+        let buf = &mut self.switches[index as usize].buffer;
+        if let Err(reason) = buf.admit(egress as usize, prio, wire) {
+            return self.drop_packet(pkt, reason, node, out);
+        }
+        buf.add(egress as usize, ingress as usize, prio, wire);
+        if matches!(self.net.switch.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
+            self.maybe_mark(out, pkt);
+        }
+        // While queued, `next_port` holds the ingress port (local index) for accounting.
+        self.arena.get_mut(pkt).next_port = ingress;
+        self.ports[out as usize].queues[prio].push_back(pkt);
+        self.port_queue_add(out, wire);
+        self.kick_port(out);
+    }
+
+    fn maybe_mark(&mut self, port: u32, pkt: PktId) {
+        let p = &self.ports[port as usize];
+        let pk = self.arena.get(pkt);
+        if !pk.has(flags::ECT) {
+            return;
+        }
+        let Owner::Switch { index, local } = p.owner else { return };
+        let sw = &mut self.switches[index as usize];
+        let q = sw.buffer.egress[local as usize][pk.prio as usize & 7];
+        let mark = match self.net.switch.ecn {
+            EcnConfig::Off => false,
+            EcnConfig::Step { threshold, .. } => q >= threshold.0,
+            EcnConfig::Red { min, max, p_max, .. } => {
+                if q < min.0 {
+                    false
+                } else if q >= max.0 {
+                    true
+                } else {
+                    let f = (q - min.0) as f64 / (max.0 - min.0).max(1) as f64;
+                    sw.rng.chance(f * p_max)
+                }
+            }
+        };
+        if mark {
+            self.arena.get_mut(pkt).flags |= flags::CE;
+        }
+    }
+
+    /// Drops a frame, recording where and why.
+    pub(crate) fn drop_packet(&mut self, pkt: PktId, reason: DropReason, node: u32, port: u32) {
+        self.counters.drops[reason as usize] += 1;
+        if self.metrics.drop_records {
+            let p = self.arena.get(pkt);
+            let m = &self.msgs.get(p.msg as usize);
+            let msg_id = match m {
+                Some(m) if m.live && m.gen == p.msg_gen && p.kind == PktKind::Data => m.rec.id,
+                _ => u64::MAX,
+            };
+            self.records.drops.push(DropRecord {
+                time: self.now,
+                node,
+                port,
+                prio: p.prio,
+                reason,
+                src: p.src,
+                dst: p.dst,
+                msg_id,
+                seq: p.seq,
+                data: p.kind == PktKind::Data,
+            });
+        }
+        self.arena.free(pkt);
+    }
+}
+
+/// ECMP hash of a flow (a 64-bit mix; stable across platforms and versions).
+#[inline]
+fn ecmp_hash(seed: u64, src: u32, dst: u32, flow: u32) -> u64 {
+    let mut x = seed ^ ((src as u64) << 32 | dst as u64) ^ (flow as u64).rotate_left(17);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}

@@ -1,0 +1,126 @@
+//! Transports as sans-IO state machines. A transport instance runs on one host; the
+//! engine hands it application messages, packets, timer expiries and NIC transmit
+//! notifications, each with the current time, and it writes what it wants done into an
+//! [`Actions`] buffer the engine owns and reuses (no allocation per packet).
+//!
+//! Protocols form a closed enum ([`HostTransport`]) over one trait ([`Protocol`]), so
+//! dispatch is static. Raw Ethernet ([`raw`]) is the template for every protocol.
+
+pub mod raw;
+
+use crate::framing::L4Headers;
+use crate::packet::{Packet, PktKind};
+use crate::units::SimTime;
+
+/// An application message as a transport sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MsgInfo {
+    /// Slot in the engine's message table and its generation: together they name the
+    /// message while it is live (slots are recycled).
+    pub slot: u32,
+    pub gen: u16,
+    /// Run-wide message id (for records and flow hashing).
+    pub id: u64,
+    pub src: u32,
+    pub dst: u32,
+    /// Payload bytes.
+    pub size: u64,
+    pub thread: u16,
+    pub prio: u8,
+    /// When the application handed it to its sending thread.
+    pub start: SimTime,
+}
+
+/// A frame a transport asks the host to send. The engine fills in timestamps, wire
+/// size and routing.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct SendSpec {
+    pub dst: u32,
+    pub kind: PktKind,
+    pub prio: u8,
+    pub payload: u32,
+    pub l4: Option<L4Headers>,
+    pub msg: u32,
+    pub msg_gen: u16,
+    pub flow: u32,
+    pub seq: u32,
+    pub thread: u16,
+    pub flags: u8,
+    pub aux: u64,
+}
+
+/// What a transport wants done, collected during one call.
+#[derive(Default)]
+pub struct Actions {
+    /// Frames to hand to the host's send path, in order.
+    pub sends: Vec<SendSpec>,
+    /// Timers to arm (`Some(at)`) or cancel (`None`), by the transport's own timer id.
+    pub timers: Vec<(u32, Option<SimTime>)>,
+    /// Messages (slot, generation) fully delivered to the receiving application.
+    pub delivered: Vec<(u32, u16)>,
+    /// Sending threads the transport releases (their send call returns).
+    pub released: Vec<u16>,
+    /// Application payload newly delivered in order to this host's applications
+    /// (duplicates excluded): the goodput series.
+    pub goodput_bytes: u64,
+}
+
+impl Actions {
+    pub fn clear(&mut self) {
+        self.sends.clear();
+        self.timers.clear();
+        self.delivered.clear();
+        self.released.clear();
+        self.goodput_bytes = 0;
+    }
+    pub fn set_timer(&mut self, id: u32, at: SimTime) {
+        self.timers.push((id, Some(at)));
+    }
+    pub fn cancel_timer(&mut self, id: u32) {
+        self.timers.push((id, None));
+    }
+}
+
+/// The calls every protocol answers. `now` is the simulated time of the call.
+pub trait Protocol {
+    /// A sending thread starts sending `msg` (the thread is blocked until released).
+    fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions);
+    /// A frame addressed to this host reached the transport (after the receive path).
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions);
+    /// Timer `id` expired.
+    fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions);
+    /// The NIC started transmitting a frame handed over by `thread`.
+    fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions);
+}
+
+/// All protocols pl2 implements: one variant each, dispatched statically.
+pub enum HostTransport {
+    Raw(raw::RawHost),
+}
+
+impl Protocol for HostTransport {
+    #[inline]
+    fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
+        match self {
+            HostTransport::Raw(t) => t.on_message(now, msg, out),
+        }
+    }
+    #[inline]
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+        match self {
+            HostTransport::Raw(t) => t.on_packet(now, pkt, out),
+        }
+    }
+    #[inline]
+    fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
+        match self {
+            HostTransport::Raw(t) => t.on_timer(now, id, out),
+        }
+    }
+    #[inline]
+    fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
+        match self {
+            HostTransport::Raw(t) => t.on_tx_dequeue(now, thread, out),
+        }
+    }
+}

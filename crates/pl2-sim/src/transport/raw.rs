@@ -1,0 +1,140 @@
+//! Raw Ethernet (or UDP) with no congestion control: a message is cut into frames and
+//! sent as fast as the NIC allows — the "raw Ethernet (optimal)" baseline of PL2 §6.3.
+//! Nothing is retransmitted; a message with a lost frame never completes and is reported
+//! unfinished.
+//!
+//! It is also the template for every protocol: state per sending thread and per message
+//! being received, and everything it does is written into [`Actions`].
+
+use super::{Actions, MsgInfo, Protocol, SendSpec};
+use crate::framing::L4Headers;
+use crate::packet::{flags, Packet, PktKind};
+use crate::units::SimTime;
+use serde::{Deserialize, Serialize};
+
+/// Raw transport parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RawConfig {
+    /// Headers between Ethernet and payload: `none` (raw Ethernet, default) or `udp`.
+    pub headers: RawHeaders,
+    /// 802.1Q priority of data frames. Default 0.
+    pub priority: u8,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RawHeaders {
+    #[default]
+    None,
+    Udp,
+}
+
+impl Default for RawConfig {
+    fn default() -> Self {
+        RawConfig { headers: RawHeaders::None, priority: 0 }
+    }
+}
+
+impl RawConfig {
+    pub fn l4(&self) -> L4Headers {
+        match self.headers {
+            RawHeaders::None => L4Headers::None,
+            RawHeaders::Udp => L4Headers::Udp,
+        }
+    }
+}
+
+#[derive(Default, Clone)]
+struct ThreadTx {
+    msg: Option<MsgInfo>,
+    next_offset: u64,
+    in_ring: u32,
+}
+
+/// Raw transport on one host.
+pub struct RawHost {
+    l4: L4Headers,
+    prio: u8,
+    max_payload: u64,
+    ring: u32,
+    threads: Vec<ThreadTx>,
+    /// Bytes received per message slot, with the generation they belong to.
+    rx: Vec<(u16, u64)>,
+}
+
+impl RawHost {
+    pub fn new(cfg: &RawConfig, max_payload: u64, threads: u16, ring: u32) -> RawHost {
+        RawHost {
+            l4: cfg.l4(),
+            prio: cfg.priority,
+            max_payload,
+            ring: ring.max(1),
+            threads: vec![ThreadTx::default(); threads as usize],
+            rx: Vec::new(),
+        }
+    }
+
+    fn fill(&mut self, thread: u16, out: &mut Actions) {
+        let t = &mut self.threads[thread as usize];
+        while t.in_ring < self.ring {
+            let Some(m) = t.msg else { return };
+            let payload = (m.size - t.next_offset).min(self.max_payload);
+            out.sends.push(SendSpec {
+                dst: m.dst,
+                kind: PktKind::Data,
+                prio: self.prio,
+                payload: payload as u32,
+                l4: Some(self.l4),
+                msg: m.slot,
+                msg_gen: m.gen,
+                flow: m.id as u32,
+                seq: (t.next_offset / self.max_payload) as u32,
+                thread,
+                flags: flags::BURST_END,
+                aux: m.size,
+            });
+            t.in_ring += 1;
+            t.next_offset += payload;
+            if t.next_offset >= m.size {
+                t.msg = None;
+                out.released.push(thread);
+            }
+        }
+    }
+}
+
+impl Protocol for RawHost {
+    fn on_message(&mut self, _now: SimTime, msg: &MsgInfo, out: &mut Actions) {
+        let t = &mut self.threads[msg.thread as usize];
+        debug_assert!(t.msg.is_none(), "thread busy");
+        t.msg = Some(*msg);
+        t.next_offset = 0;
+        self.fill(msg.thread, out);
+    }
+
+    fn on_packet(&mut self, _now: SimTime, pkt: &Packet, out: &mut Actions) {
+        let slot = pkt.msg as usize;
+        if slot >= self.rx.len() {
+            self.rx.resize(slot + 1, (u16::MAX, 0));
+        }
+        let e = &mut self.rx[slot];
+        if e.0 != pkt.msg_gen {
+            *e = (pkt.msg_gen, 0);
+        }
+        e.1 += pkt.payload as u64;
+        out.goodput_bytes += pkt.payload as u64;
+        // The message size rides in `aux` of every data frame.
+        if e.1 == pkt.aux {
+            out.delivered.push((pkt.msg, pkt.msg_gen));
+        }
+    }
+
+    fn on_timer(&mut self, _now: SimTime, _id: u32, _out: &mut Actions) {}
+
+    fn on_tx_dequeue(&mut self, _now: SimTime, thread: u16, out: &mut Actions) {
+        let t = &mut self.threads[thread as usize];
+        t.in_ring = t.in_ring.saturating_sub(1);
+        self.fill(thread, out);
+    }
+}

@@ -1,0 +1,13 @@
+//! The simulator core's integration tests, in one binary. Each module checks the model
+//! against something independent: an analytic result, a conservation law, or a
+//! hand-worked example.
+
+mod model {
+    pub mod common;
+    mod determinism;
+    mod errors;
+    mod framing_goodput;
+    mod incast_buffer;
+    mod md1_queue;
+    mod unloaded_latency;
+}

@@ -1,0 +1,68 @@
+//! Shared scenario builders and the conservation check every test runs.
+
+use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, TopologyConfig};
+use pl2_sim::sim::{MetricsConfig, SimSpec, Simulation, Source, TransportConfig};
+use pl2_sim::sim::StopAt;
+use pl2_sim::units::{BitsPerSec, SimTime};
+use pl2_sim::workload::MessageSpec;
+
+pub fn spec(net: NetworkConfig, sources: Vec<Source>) -> SimSpec {
+    SimSpec {
+        net,
+        transport: TransportConfig::default(),
+        seed: 1,
+        sources,
+        persistent: vec![],
+        faults: vec![],
+        metrics: MetricsConfig::default(),
+    }
+}
+
+pub fn msg(time_ps: u64, src: u32, dst: u32, size: u64) -> MessageSpec {
+    MessageSpec { time: SimTime(time_ps), src, dst, size, thread: u16::MAX, priority: 0 }
+}
+
+pub fn list(msgs: Vec<MessageSpec>) -> Source {
+    Source::List { msgs, next: 0 }
+}
+
+/// Two hosts joined by one switch; host links may have different rates.
+pub fn two_hosts_one_switch(rate0: BitsPerSec, rate1: BitsPerSec) -> NetworkConfig {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::Custom {
+        hosts: 2,
+        switches: 1,
+        links: vec![
+            CustomLink { a: "h0".into(), b: "s0".into(), rate: Some(rate0), delay: None },
+            CustomLink { a: "h1".into(), b: "s0".into(), rate: Some(rate1), delay: None },
+        ],
+    };
+    net.link = LinkConfig::default();
+    net
+}
+
+/// Runs to completion (or `end`), checks conservation, returns the simulation.
+pub fn run(spec: SimSpec, end: SimTime) -> Simulation {
+    let mut sim = Simulation::new(spec).expect("valid scenario");
+    sim.run(
+        StopAt { end, all_delivered: true, event_budget: None },
+        std::time::Duration::from_secs(3600),
+        &mut |_| true,
+    );
+    assert_conserved(&sim);
+    sim
+}
+
+/// Every packet created is delivered, dropped, or still in flight.
+pub fn assert_conserved(sim: &Simulation) {
+    let c = sim.counters();
+    assert_eq!(
+        c.packets_created,
+        c.packets_delivered + c.total_drops() + sim.packets_in_flight(),
+        "packet conservation: created {} delivered {} dropped {} in flight {}",
+        c.packets_created,
+        c.packets_delivered,
+        c.total_drops(),
+        sim.packets_in_flight()
+    );
+}
