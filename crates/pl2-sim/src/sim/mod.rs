@@ -50,6 +50,7 @@ impl Default for TransportConfig {
 }
 
 /// Where messages come from.
+#[derive(Clone)]
 pub enum Source {
     /// A fixed list, sorted by time (a message-list file, or a one-shot pattern).
     List { msgs: Vec<MessageSpec>, next: usize },
@@ -86,6 +87,7 @@ impl Default for MetricsConfig {
 }
 
 /// Everything needed to build a simulation.
+#[derive(Clone)]
 pub struct SimSpec {
     pub net: NetworkConfig,
     pub transport: TransportConfig,

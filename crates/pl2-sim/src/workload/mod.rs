@@ -88,7 +88,7 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
-    pub(crate) fn param(
+    pub fn param(
         field: &'static str,
         value: impl ToString,
         problem: impl Into<String>,

@@ -1,0 +1,124 @@
+//! `pl2-bench`: the speed benchmark. Runs the scenarios in `bench/` (release build with
+//! LTO: `cargo run --profile bench --bin pl2-bench`), each in a fresh child process so
+//! that peak memory is per scenario, five times, and prints the medians: wall time,
+//! events/s, hops/s (all and data-only), events per delivered packet, share of packets
+//! dropped, share of wall time spent writing outputs, and peak RSS.
+//!
+//! `pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...]`; `--scale` multiplies every
+//! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×).
+
+use pl2_scenario::output::write_run;
+use pl2_scenario::{run_scenario, Scenario};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0)))
+        .unwrap_or(0)
+}
+
+/// Child mode: one run, prints one line of key=value figures.
+fn child(path: &Path, scale: f64) {
+    let text = std::fs::read_to_string(path).expect("read scenario");
+    let base = path.parent().unwrap_or(Path::new("."));
+    let mut sc = Scenario::parse(&text, base).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    sc.run.duration.0 = (sc.run.duration.0 as f64 * scale) as u64;
+    let t0 = Instant::now();
+    let out = run_scenario(&sc, base, &mut |_| true).expect("run");
+    let sim_wall = out.wall.as_secs_f64();
+    let dir = std::env::temp_dir().join(format!("pl2-bench-{}", std::process::id()));
+    let tw = Instant::now();
+    write_run(&dir, &out).expect("write outputs");
+    let write_wall = tw.elapsed().as_secs_f64();
+    let _ = std::fs::remove_dir_all(&dir);
+    let total = t0.elapsed().as_secs_f64();
+    let c = &out.summary["counters"];
+    let g = |k: &str| c[k].as_u64().unwrap_or(0) as f64;
+    println!(
+        "wall={total} sim_wall={sim_wall} write_wall={write_wall} events={} hops={} data_hops={} delivered={} created={} dropped={} rss_kib={}",
+        g("events"),
+        g("hops"),
+        g("data_hops"),
+        g("packets_delivered"),
+        g("packets_created"),
+        g("packets_dropped"),
+        peak_rss_kib()
+    );
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut runs = 5;
+    let mut scale = 1.0;
+    let mut files = Vec::new();
+    let mut child_mode = false;
+    let mut i = 0;
+    while i < args.len() {
+        match args[i].as_str() {
+            "--runs" => {
+                i += 1;
+                runs = args[i].parse().expect("--runs N");
+            }
+            "--scale" => {
+                i += 1;
+                scale = args[i].parse().expect("--scale F");
+            }
+            "--child" => child_mode = true,
+            "-h" | "--help" => {
+                println!("usage: pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...] (default: bench/*.toml)");
+                return;
+            }
+            f => files.push(PathBuf::from(f)),
+        }
+        i += 1;
+    }
+    if child_mode {
+        return child(&files[0], scale);
+    }
+    if files.is_empty() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench");
+        let mut v: Vec<PathBuf> = std::fs::read_dir(&root).expect("bench/").flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
+        v.sort();
+        files = v;
+    }
+    let exe = std::env::current_exe().expect("own path");
+    println!("{:<34} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8} {:>7} {:>8}", "scenario (median of runs)", "wall s", "Mev/s", "Mhops/s", "Mdata/s", "ev/deliv", "drop %", "write %", "runs", "RSS MiB");
+    for f in &files {
+        let mut fig: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+        for _ in 0..runs {
+            let o = Command::new(&exe).arg("--child").arg("--scale").arg(scale.to_string()).arg(f).output().expect("spawn");
+            if !o.status.success() {
+                eprintln!("{}: {}", f.display(), String::from_utf8_lossy(&o.stderr));
+                std::process::exit(1);
+            }
+            for kv in String::from_utf8_lossy(&o.stdout).split_whitespace() {
+                if let Some((k, v)) = kv.split_once('=') {
+                    fig.entry(k.into()).or_default().push(v.parse().unwrap_or(0.0));
+                }
+            }
+        }
+        let m = |k: &str| median(fig[k].clone());
+        let sim = m("sim_wall");
+        println!(
+            "{:<34} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1}",
+            f.file_stem().unwrap().to_string_lossy(),
+            m("wall"),
+            m("events") / sim / 1e6,
+            m("hops") / sim / 1e6,
+            m("data_hops") / sim / 1e6,
+            m("events") / m("delivered").max(1.0),
+            100.0 * m("dropped") / m("created").max(1.0),
+            100.0 * m("write_wall") / m("wall"),
+            runs,
+            m("rss_kib") / 1024.0
+        );
+    }
+}

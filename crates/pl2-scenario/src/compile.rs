@@ -1,0 +1,206 @@
+//! Turns a validated [`Scenario`] into the simulator's [`SimSpec`]: resolves host sets,
+//! loads size distributions and message lists, expands patterns into message lists and
+//! Poisson sources into generators with their own random streams (keyed by workload
+//! index and host, so the same seed gives the same arrivals under every protocol).
+
+use crate::error::ScenarioError;
+use crate::scenario::Scenario;
+use crate::workload_spec::WorkloadConfig;
+use pl2_sim::net::topology::Graph;
+use pl2_sim::rng::SimRng;
+use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source, TransportConfig};
+use pl2_sim::units::{BitsPerSec, SimTime};
+use pl2_sim::workload::{
+    all_to_all, incast, outcast, permutation, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
+    PoissonParams, PoissonSource, SizeCdf, WorkloadError,
+};
+use std::path::Path;
+
+fn werr(path: &str, e: WorkloadError) -> ScenarioError {
+    ScenarioError::field(path, "", e.to_string(), "")
+}
+
+/// Builds the simulation input, and checks it by building the model once.
+pub fn compile(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioError> {
+    let spec = compile_spec(sc, base_dir)?;
+    // Building the model runs its own checks (topology, distributions, hosts, threads).
+    Simulation::new(spec.clone()).map_err(ScenarioError::from_build)?;
+    Ok(spec)
+}
+
+/// Builds the simulation input without building the model.
+pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioError> {
+    let net = &sc.network;
+    let graph = Graph::build(&net.topology, &net.link).map_err(|t| ScenarioError::from_build(t.into()))?;
+    let n = graph.hosts;
+    let host_rate = |h: u32| -> BitsPerSec {
+        graph.links.iter().find(|l| l.a == h || l.b == h).map(|l| l.rate).unwrap_or(net.link.rate)
+    };
+    let l4 = match &sc.transport {
+        TransportConfig::Raw(c) => c.l4(),
+    };
+    let end = SimTime(sc.run.duration.0);
+    let mut sources = Vec::new();
+    let mut persistent = Vec::new();
+    for (i, w) in sc.workloads.iter().enumerate() {
+        let at = |f: &str| format!("workload[{i}].{f}");
+        let hosts = |set: &crate::workload_spec::HostSet, f: &str| {
+            set.resolve(n).map_err(|e| ScenarioError::field(&at(f), "", e, "hosts are numbered from 0"))
+        };
+        let prio = |p: u8| {
+            if p > 7 {
+                Err(ScenarioError::field(&at("priority"), p, "an 802.1Q priority 0..7", ""))
+            } else {
+                Ok(p)
+            }
+        };
+        let one_shot = |pairs: Vec<(u32, u32)>, size: u64, count: u32, start: SimTime, interval: u64, priority: u8| {
+            let mut msgs = Vec::new();
+            for c in 0..count as u64 {
+                for &(s, d) in &pairs {
+                    msgs.push(MessageSpec { time: SimTime(start.0 + c * interval), src: s, dst: d, size, thread: u16::MAX, priority });
+                }
+            }
+            Source::List { msgs, next: 0 }
+        };
+        match w {
+            WorkloadConfig::Poisson { hosts: hs, load, sizes, sizes_format, truncate, dests, priority, start, stop } => {
+                let senders = hosts(hs, "hosts")?;
+                let dset = hosts(dests, "dests")?;
+                let cdf = load_sizes(sizes, sizes_format.as_deref(), base_dir).map_err(|e| werr(&at("sizes"), e))?;
+                let cdf = match truncate {
+                    Some(t) => cdf.truncated(t.0).map_err(|e| werr(&at("truncate"), e))?,
+                    None => cdf,
+                };
+                let stop = stop.map(|s| SimTime(s.0)).unwrap_or(end);
+                for &h in &senders {
+                    let others: Vec<u32> = dset.iter().copied().filter(|&d| d != h).collect();
+                    if others.is_empty() {
+                        return Err(ScenarioError::field(&at("dests"), format!("{dests:?}"), format!("a destination other than host {h}"), "add hosts to dests"));
+                    }
+                    let gen = PoissonSource::new(PoissonParams {
+                        src: h,
+                        load: *load,
+                        nic_rate: host_rate(h),
+                        sizes: cdf.clone(),
+                        dests: DestChooser::List { hosts: others, order: ListOrder::Uniform },
+                        start: SimTime(start.0),
+                        stop,
+                        framing: net.framing,
+                        l4,
+                        mtu_bytes: net.mtu.0,
+                        thread: u16::MAX,
+                        priority: prio(*priority)?,
+                    })
+                    .map_err(|e| werr(&at("load"), e))?;
+                    let rng = SimRng::stream(sc.seed, &format!("workload{i}/host{h}"));
+                    sources.push(Source::Poisson { gen: Box::new(gen), rng, pending: None });
+                }
+            }
+            WorkloadConfig::Incast { senders, receiver, size, count, interval, start, priority } => {
+                let s = hosts(senders, "senders")?;
+                let pairs = incast(&s, *receiver, n).map_err(|e| werr(&at("receiver"), e))?;
+                check_size(size.0, &at("size"))?;
+                sources.push(one_shot(pairs, size.0, *count, SimTime(start.0), interval.0, prio(*priority)?));
+            }
+            WorkloadConfig::Outcast { sender, receivers, size, count, interval, start, priority } => {
+                let r = hosts(receivers, "receivers")?;
+                let pairs = outcast(*sender, &r, n).map_err(|e| werr(&at("sender"), e))?;
+                check_size(size.0, &at("size"))?;
+                sources.push(one_shot(pairs, size.0, *count, SimTime(start.0), interval.0, prio(*priority)?));
+            }
+            WorkloadConfig::Permutation { size, start, priority } => {
+                let mut rng = SimRng::stream(sc.seed, &format!("workload{i}/permutation"));
+                let pairs = permutation(n, &mut rng).map_err(|e| werr(&at("kind"), e))?;
+                check_size(size.0, &at("size"))?;
+                sources.push(one_shot(pairs, size.0, 1, SimTime(start.0), 0, prio(*priority)?));
+            }
+            WorkloadConfig::AllToAll { hosts: hs, size, start, priority } => {
+                let set = hosts(hs, "hosts")?;
+                let pairs: Vec<(u32, u32)> = all_to_all(set.len() as u32)
+                    .map_err(|e| werr(&at("hosts"), e))?
+                    .into_iter()
+                    .map(|(a, b)| (set[a as usize], set[b as usize]))
+                    .collect();
+                check_size(size.0, &at("size"))?;
+                sources.push(one_shot(pairs, size.0, 1, SimTime(start.0), 0, prio(*priority)?));
+            }
+            WorkloadConfig::Persistent { senders, receiver, size, threads, start, priority } => {
+                let s = hosts(senders, "senders")?;
+                incast(&s, *receiver, n).map_err(|e| werr(&at("receiver"), e))?;
+                check_size(size.0, &at("size"))?;
+                if *threads > net.host.threads {
+                    return Err(ScenarioError::field(
+                        &at("threads"),
+                        threads,
+                        format!("at most network.host.threads ({})", net.host.threads),
+                        "raise network.host.threads",
+                    ));
+                }
+                for &h in &s {
+                    for t in 0..*threads {
+                        if persistent.iter().any(|p: &PersistentSpec| p.host == h && p.thread == t) {
+                            return Err(ScenarioError::field(&at("senders"), h, "a thread not already running another persistent stream", "use different senders or threads"));
+                        }
+                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0) });
+                    }
+                }
+            }
+            WorkloadConfig::List { file } => {
+                let path = base_dir.join(file);
+                let list = MessageList::from_file(&path).map_err(|e| werr(&at("file"), e))?;
+                list.validate_hosts(n).map_err(|e| werr(&at("file"), e))?;
+                sources.push(Source::List { msgs: list.into_messages(), next: 0 });
+            }
+        }
+    }
+    Ok(SimSpec {
+        net: net.clone(),
+        transport: sc.transport.clone(),
+        seed: sc.seed,
+        sources,
+        persistent,
+        faults: sc.faults.clone(),
+        metrics: sc.metrics.clone(),
+    })
+}
+
+fn check_size(size: u64, path: &str) -> Result<(), ScenarioError> {
+    if size == 0 {
+        return Err(ScenarioError::field(path, "0B", "a message of at least 1 byte", ""));
+    }
+    Ok(())
+}
+
+/// A size distribution: built-in name, fixed size with a unit, or a file.
+fn load_sizes(spec: &str, format: Option<&str>, base_dir: &Path) -> Result<SizeCdf, WorkloadError> {
+    if let Ok(b) = spec.parse::<pl2_sim::units::Bytes>() {
+        return Ok(SizeCdf::constant(b.0.max(1)));
+    }
+    if pl2_sim::workload::BUILTIN_NAMES.contains(&spec) {
+        return SizeCdf::builtin(spec);
+    }
+    let fmt = match format.unwrap_or("homa") {
+        "homa" => CdfFormat::Homa,
+        "homa_packets" => CdfFormat::HomaPackets,
+        "percent" => CdfFormat::Percent,
+        other => {
+            return Err(WorkloadError::param(
+                "sizes_format",
+                other,
+                "is not a distribution file format",
+                "use homa, homa_packets or percent",
+            ))
+        }
+    };
+    let path = base_dir.join(spec);
+    if !path.exists() {
+        return Err(WorkloadError::param(
+            "sizes",
+            spec,
+            "is neither a built-in distribution, a size with a unit, nor an existing file",
+            format!("use one of {:?}, a size like \"6KiB\", or a path", pl2_sim::workload::BUILTIN_NAMES),
+        ));
+    }
+    SizeCdf::from_file(&path, fmt)
+}

@@ -1,0 +1,17 @@
+//! pl2-scenario: the scenario layer. A TOML file becomes a validated, canonical
+//! [`Scenario`]; a scenario becomes a simulation run; a run becomes Arrow tables, Parquet
+//! files and a JSON summary. Arrow and Parquet live here, never in the engine.
+
+pub mod compile;
+pub mod error;
+pub mod output;
+pub mod provenance;
+pub mod run;
+pub mod scenario;
+pub mod summary;
+pub mod tables;
+pub mod workload_spec;
+
+pub use error::ScenarioError;
+pub use run::{run_scenario, RunOutput};
+pub use scenario::Scenario;

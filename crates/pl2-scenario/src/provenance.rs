@@ -1,0 +1,22 @@
+//! What reproduces a run: the build that made it (baked in by `build.rs`).
+
+use serde_json::{json, Value};
+
+/// pl2 version, git SHA and dirty flag, hash of the simulator's sources and lock file,
+/// compiler, build profile and target.
+pub fn build_info() -> Value {
+    json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "git_sha": env!("PL2_GIT_SHA"),
+        "git_dirty": env!("PL2_GIT_DIRTY"),
+        "source_hash": env!("PL2_SOURCE_HASH"),
+        "rustc": env!("PL2_RUSTC"),
+        "profile": env!("PL2_PROFILE"),
+        "target": env!("PL2_TARGET"),
+    })
+}
+
+/// Hash of the simulator's sources: results from different code never mix in a store.
+pub fn source_hash() -> &'static str {
+    env!("PL2_SOURCE_HASH")
+}

@@ -1,0 +1,115 @@
+//! The scenario file: one TOML document describing a whole run. Every section is a typed
+//! struct with documented defaults (most live beside the model they configure in
+//! `pl2-sim`); unknown keys are errors. [`Scenario::parse`] gives either a scenario or a
+//! [`ScenarioError`] naming the field path.
+
+use crate::error::ScenarioError;
+use crate::workload_spec::WorkloadConfig;
+use pl2_sim::config::NetworkConfig;
+use pl2_sim::sim::{FaultSpec, MetricsConfig, TransportConfig};
+use pl2_sim::units::Duration;
+use serde::{Deserialize, Serialize};
+
+/// How long to run and which messages count.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    /// Simulated time at which the run stops (unless it stops earlier). Default 10 ms.
+    pub duration: Duration,
+    /// Messages arriving before this are excluded from statistics. Default 0.
+    pub warmup: Duration,
+    /// Messages arriving at or after this are excluded from statistics. Default: the
+    /// run's duration.
+    pub measure_until: Option<Duration>,
+    /// Stop as soon as every message of finite workloads is delivered. Default true.
+    pub stop_when_delivered: bool,
+    /// Stop after this many events (a safety net for exploratory runs). Default none.
+    pub event_budget: Option<u64>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            duration: Duration::from_ms(10),
+            warmup: Duration::ZERO,
+            measure_until: None,
+            stop_when_delivered: true,
+            event_budget: None,
+        }
+    }
+}
+
+/// A complete scenario.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Free-form name, shown in outputs. Default empty.
+    #[serde(default)]
+    pub name: String,
+    /// Master seed: every random stream derives from it and a component name. Default 1.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub run: RunConfig,
+    #[serde(default)]
+    pub network: NetworkConfig,
+    #[serde(default)]
+    pub transport: TransportConfig,
+    /// Traffic: any number of `[[workload]]` tables.
+    #[serde(default, rename = "workload")]
+    pub workloads: Vec<WorkloadConfig>,
+    /// Fault injection: any number of `[[fault]]` tables.
+    #[serde(default, rename = "fault")]
+    pub faults: Vec<FaultSpec>,
+    #[serde(default)]
+    pub metrics: MetricsConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+impl Scenario {
+    /// Parses and fully validates a scenario. `base_dir` resolves relative file paths.
+    pub fn parse(text: &str, base_dir: &std::path::Path) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::syntax(&e))?;
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(ScenarioError::from_serde)?;
+        sc.check(base_dir)?;
+        Ok(sc)
+    }
+
+    /// The canonical form: defaults filled, units normalised, keys in a fixed order.
+    /// Parsing it gives back the same scenario.
+    pub fn canonical(&self) -> String {
+        toml::to_string(self).expect("a scenario always serialises")
+    }
+
+    /// A stable 16-hex-digit hash of the canonical form: the identity of a run.
+    pub fn hash(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let d = Sha256::digest(self.canonical().as_bytes());
+        d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Cross-field checks serde cannot do (the model's own checks run when it is built).
+    fn check(&self, base_dir: &std::path::Path) -> Result<(), ScenarioError> {
+        let r = &self.run;
+        if r.duration.0 == 0 {
+            return Err(ScenarioError::field("run.duration", "0s", "a positive duration", "e.g. \"10ms\""));
+        }
+        if r.warmup >= r.duration {
+            return Err(ScenarioError::field(
+                "run.warmup",
+                r.warmup,
+                format!("shorter than run.duration ({})", r.duration),
+                "shorten the warm-up or lengthen the run",
+            ));
+        }
+        if let Some(m) = r.measure_until {
+            if m <= r.warmup {
+                return Err(ScenarioError::field("run.measure_until", m, "later than run.warmup", "or omit it to measure until the end"));
+            }
+        }
+        crate::compile::compile(self, base_dir).map(|_| ())
+    }
+}

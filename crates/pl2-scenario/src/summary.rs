@@ -1,0 +1,99 @@
+//! The run summary (`summary.json`): headline figures computed from the tables and the
+//! counters, plus provenance. No wall-clock figures, so the same seed gives the same
+//! bytes.
+
+use crate::tables::{node_name, port_ends, Collector, Window};
+use pl2_sim::metrics::DropReason;
+use pl2_sim::sim::{Simulation, StopReason};
+use serde_json::{json, Map, Value};
+
+/// Nearest-rank percentile of `sorted` (ascending) where `unfinished` more samples are
+/// +∞: `None` when the rank falls on an unfinished message.
+fn percentile(sorted: &[f64], unfinished: usize, q: f64) -> Option<f64> {
+    let n = sorted.len() + unfinished;
+    if n == 0 {
+        return None;
+    }
+    let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+    sorted.get(rank - 1).copied()
+}
+
+/// p50, p99 and p99.9 (the last only with at least 10⁴ samples), mean and max.
+fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    let n = v.len() + unfinished;
+    let mean = if v.is_empty() { None } else { Some(v.iter().sum::<f64>() / v.len() as f64) };
+    json!({
+        "p50": percentile(&v, unfinished, 0.5),
+        "p99": percentile(&v, unfinished, 0.99),
+        "p999": if n >= 10_000 { percentile(&v, unfinished, 0.999) } else { None },
+        "mean_finished": mean,
+        "max_finished": v.last(),
+    })
+}
+
+pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> Value {
+    let msgs = col.window_messages(w);
+    let unfinished = msgs.iter().filter(|m| m.1.is_none()).count();
+    let lat: Vec<f64> = msgs.iter().filter_map(|m| m.1.map(|l| l as f64)).collect();
+    let sd: Vec<f64> = msgs.iter().filter_map(|m| m.2).collect();
+    let c = sim.counters();
+    let graph = sim.graph();
+    let until = w.until.min(sim.now());
+    let span_s = (until.0.saturating_sub(w.from.0)) as f64 * 1e-12;
+    let mut goodput = Map::new();
+    let mut per_host = vec![0u64; graph.hosts as usize];
+    for &(h, start, bytes) in col.goodput_rows() {
+        if start >= w.from.0 && start < until.0 {
+            per_host[h as usize] += bytes;
+        }
+    }
+    for (h, b) in per_host.iter().enumerate() {
+        if *b > 0 && span_s > 0.0 {
+            goodput.insert(format!("h{h}"), json!(*b as f64 * 8.0 / span_s / 1e9));
+        }
+    }
+    let mut drops = Map::new();
+    for r in DropReason::ALL {
+        drops.insert(r.name().into(), json!(c.drops[r as usize]));
+    }
+    let mut maxq = Map::new();
+    for (p, q) in sim.port_max_queue().into_iter().enumerate() {
+        if q > 0 {
+            let (a, b) = port_ends(graph, p as u32);
+            maxq.insert(format!("{}->{}", node_name(graph, a), node_name(graph, b)), json!(q));
+        }
+    }
+    json!({
+        "scenario": canonical,
+        "scenario_hash": hash,
+        "seed": seed,
+        "build": crate::provenance::build_info(),
+        "stop_reason": format!("{stop:?}"),
+        "sim_time_ps": sim.now().0,
+        "window": {"from_ps": w.from.0, "until_ps": until.0},
+        "counters": {
+            "events": c.events,
+            "hops": c.hops,
+            "data_hops": c.data_hops,
+            "packets_created": c.packets_created,
+            "packets_delivered": c.packets_delivered,
+            "packets_dropped": c.total_drops(),
+            "packets_in_flight": sim.packets_in_flight(),
+            "data_wire_bytes": c.data_wire_bytes,
+            "control_wire_bytes": c.control_wire_bytes,
+            "messages_created": c.messages_created,
+            "messages_finished": c.messages_finished,
+        },
+        "messages": {
+            "count": msgs.len(),
+            "finished": msgs.len() - unfinished,
+            "unfinished": unfinished,
+            "latency_ps": stats(lat, unfinished),
+            "slowdown": stats(sd, unfinished),
+        },
+        "goodput_gbps": goodput,
+        "drops": drops,
+        "max_queue_bytes": maxq,
+    })
+}

@@ -1,0 +1,286 @@
+//! Result tables. Records drained from the simulation are appended to plain columns
+//! (compact, no per-row objects) and become Arrow record batches at the end:
+//! `messages`, `drops`, `ports`, `goodput`. Column names carry their units.
+
+use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema};
+use pl2_sim::metrics::Records;
+use pl2_sim::net::topology::Graph;
+use pl2_sim::units::SimTime;
+use std::sync::Arc;
+
+/// Which messages count in statistics: those arriving in [from, until).
+#[derive(Copy, Clone, Debug)]
+pub struct Window {
+    pub from: SimTime,
+    pub until: SimTime,
+}
+
+#[derive(Default)]
+struct MsgCols {
+    id: Vec<u64>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+    size: Vec<u64>,
+    thread: Vec<u16>,
+    prio: Vec<u8>,
+    start: Vec<u64>,
+    finish: Vec<Option<u64>>,
+    ideal: Vec<u64>,
+}
+
+#[derive(Default)]
+struct DropCols {
+    time: Vec<u64>,
+    node: Vec<u32>,
+    port: Vec<u32>,
+    prio: Vec<u8>,
+    reason: Vec<&'static str>,
+    src: Vec<u32>,
+    dst: Vec<u32>,
+    msg: Vec<u64>,
+    seq: Vec<u32>,
+    data: Vec<bool>,
+}
+
+/// Accumulates a run's records.
+#[derive(Default)]
+pub struct Collector {
+    msgs: MsgCols,
+    drops: DropCols,
+    ports: Vec<(u32, u64, u64, u64)>,
+    goodput: Vec<(u32, u64, u64)>,
+}
+
+impl Collector {
+    pub fn ingest(&mut self, r: Records) {
+        let m = &mut self.msgs;
+        for x in r.messages {
+            m.id.push(x.id);
+            m.src.push(x.src);
+            m.dst.push(x.dst);
+            m.size.push(x.size);
+            m.thread.push(x.thread);
+            m.prio.push(x.prio);
+            m.start.push(x.start.0);
+            m.finish.push(x.finish.map(|f| f.0));
+            m.ideal.push(x.ideal.0);
+        }
+        let d = &mut self.drops;
+        for x in r.drops {
+            d.time.push(x.time.0);
+            d.node.push(x.node);
+            d.port.push(x.port);
+            d.prio.push(x.prio);
+            d.reason.push(x.reason.name());
+            d.src.push(x.src);
+            d.dst.push(x.dst);
+            d.msg.push(x.msg_id);
+            d.seq.push(x.seq);
+            d.data.push(x.data);
+        }
+        self.ports.extend(r.ports.into_iter().map(|p| (p.port, p.window_start.0, p.max_queue_bytes, p.tx_bytes)));
+        self.goodput.extend(r.goodput.into_iter().map(|g| (g.host, g.window_start.0, g.payload_bytes)));
+    }
+
+    /// Message statistics inputs: (size, latency or None if unfinished, slowdown or None)
+    /// of the messages inside the window.
+    pub fn window_messages(&self, w: Window) -> Vec<(u64, Option<u64>, Option<f64>)> {
+        let m = &self.msgs;
+        (0..m.id.len())
+            .filter(|&i| m.start[i] >= w.from.0 && m.start[i] < w.until.0)
+            .map(|i| {
+                let lat = m.finish[i].map(|f| f - m.start[i]);
+                (m.size[i], lat, lat.map(|l| slowdown(l, m.ideal[i])))
+            })
+            .collect()
+    }
+
+    pub fn goodput_rows(&self) -> &[(u32, u64, u64)] {
+        &self.goodput
+    }
+    pub fn port_rows(&self) -> &[(u32, u64, u64, u64)] {
+        &self.ports
+    }
+
+    /// The four tables, rows in a deterministic order (messages by id).
+    pub fn into_batches(self, graph: &Graph, w: Window) -> Vec<(&'static str, RecordBatch)> {
+        vec![
+            ("messages", messages_batch(&self.msgs, w)),
+            ("drops", drops_batch(&self.drops)),
+            ("ports", ports_batch(&self.ports, graph)),
+            ("goodput", goodput_batch(&self.goodput)),
+        ]
+    }
+}
+
+fn slowdown(latency: u64, ideal: u64) -> f64 {
+    if ideal == 0 {
+        1.0
+    } else {
+        latency as f64 / ideal as f64
+    }
+}
+
+fn batch(fields: Vec<(&str, DataType, bool)>, cols: Vec<ArrayRef>) -> RecordBatch {
+    let schema = Schema::new(fields.into_iter().map(|(n, t, null)| Field::new(n, t, null)).collect::<Vec<_>>());
+    RecordBatch::try_new(Arc::new(schema), cols).expect("columns match the schema")
+}
+
+fn u64s(v: impl Iterator<Item = u64>) -> ArrayRef {
+    let mut b = UInt64Builder::new();
+    v.for_each(|x| b.append_value(x));
+    Arc::new(b.finish())
+}
+fn u32s(v: impl Iterator<Item = u32>) -> ArrayRef {
+    let mut b = UInt32Builder::new();
+    v.for_each(|x| b.append_value(x));
+    Arc::new(b.finish())
+}
+
+fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
+    let mut order: Vec<usize> = (0..m.id.len()).collect();
+    order.sort_by_key(|&i| m.id[i]);
+    let (mut fin, mut lat, mut sd) = (UInt64Builder::new(), UInt64Builder::new(), Float64Builder::new());
+    let (mut thread, mut prio, mut inw) = (UInt16Builder::new(), UInt8Builder::new(), BooleanBuilder::new());
+    for &i in &order {
+        fin.append_option(m.finish[i]);
+        let l = m.finish[i].map(|f| f - m.start[i]);
+        lat.append_option(l);
+        sd.append_option(l.map(|l| slowdown(l, m.ideal[i])));
+        thread.append_value(m.thread[i]);
+        prio.append_value(m.prio[i]);
+        inw.append_value(m.start[i] >= w.from.0 && m.start[i] < w.until.0);
+    }
+    batch(
+        vec![
+            ("id", DataType::UInt64, false),
+            ("src", DataType::UInt32, false),
+            ("dst", DataType::UInt32, false),
+            ("size_bytes", DataType::UInt64, false),
+            ("thread", DataType::UInt16, false),
+            ("priority", DataType::UInt8, false),
+            ("start_ps", DataType::UInt64, false),
+            ("finish_ps", DataType::UInt64, true),
+            ("latency_ps", DataType::UInt64, true),
+            ("ideal_ps", DataType::UInt64, false),
+            ("slowdown", DataType::Float64, true),
+            ("in_window", DataType::Boolean, false),
+        ],
+        vec![
+            u64s(order.iter().map(|&i| m.id[i])),
+            u32s(order.iter().map(|&i| m.src[i])),
+            u32s(order.iter().map(|&i| m.dst[i])),
+            u64s(order.iter().map(|&i| m.size[i])),
+            Arc::new(thread.finish()),
+            Arc::new(prio.finish()),
+            u64s(order.iter().map(|&i| m.start[i])),
+            Arc::new(fin.finish()),
+            Arc::new(lat.finish()),
+            u64s(order.iter().map(|&i| m.ideal[i])),
+            Arc::new(sd.finish()),
+            Arc::new(inw.finish()),
+        ],
+    )
+}
+
+fn drops_batch(d: &DropCols) -> RecordBatch {
+    let mut reason = StringBuilder::new();
+    d.reason.iter().for_each(|r| reason.append_value(r));
+    let mut port = UInt32Builder::new();
+    d.port.iter().for_each(|&p| port.append_option((p != u32::MAX).then_some(p)));
+    let mut msg = UInt64Builder::new();
+    d.msg.iter().for_each(|&m| msg.append_option((m != u64::MAX).then_some(m)));
+    let mut prio = UInt8Builder::new();
+    d.prio.iter().for_each(|&p| prio.append_value(p));
+    let mut data = BooleanBuilder::new();
+    d.data.iter().for_each(|&x| data.append_value(x));
+    batch(
+        vec![
+            ("time_ps", DataType::UInt64, false),
+            ("node", DataType::UInt32, false),
+            ("port", DataType::UInt32, true),
+            ("priority", DataType::UInt8, false),
+            ("reason", DataType::Utf8, false),
+            ("src", DataType::UInt32, false),
+            ("dst", DataType::UInt32, false),
+            ("msg_id", DataType::UInt64, true),
+            ("seq", DataType::UInt32, false),
+            ("data", DataType::Boolean, false),
+        ],
+        vec![
+            u64s(d.time.iter().copied()),
+            u32s(d.node.iter().copied()),
+            Arc::new(port.finish()),
+            Arc::new(prio.finish()),
+            Arc::new(reason.finish()),
+            u32s(d.src.iter().copied()),
+            u32s(d.dst.iter().copied()),
+            Arc::new(msg.finish()),
+            u32s(d.seq.iter().copied()),
+            Arc::new(data.finish()),
+        ],
+    )
+}
+
+/// Name of a node: `h<i>` for hosts, `s<i>` for switches.
+pub fn node_name(graph: &Graph, node: u32) -> String {
+    if node < graph.hosts {
+        format!("h{node}")
+    } else {
+        format!("s{}", node - graph.hosts)
+    }
+}
+
+/// (owner node, peer node) of a global port id.
+pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
+    let l = &graph.links[(port / 2) as usize];
+    if port % 2 == 0 {
+        (l.a, l.b)
+    } else {
+        (l.b, l.a)
+    }
+}
+
+fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph) -> RecordBatch {
+    let mut rows = rows.to_vec();
+    rows.sort_unstable();
+    let (mut node, mut peer) = (StringBuilder::new(), StringBuilder::new());
+    for r in &rows {
+        let (a, b) = port_ends(graph, r.0);
+        node.append_value(node_name(graph, a));
+        peer.append_value(node_name(graph, b));
+    }
+    batch(
+        vec![
+            ("port", DataType::UInt32, false),
+            ("node", DataType::Utf8, false),
+            ("peer", DataType::Utf8, false),
+            ("window_start_ps", DataType::UInt64, false),
+            ("max_queue_bytes", DataType::UInt64, false),
+            ("tx_bytes", DataType::UInt64, false),
+        ],
+        vec![
+            u32s(rows.iter().map(|r| r.0)),
+            Arc::new(node.finish()),
+            Arc::new(peer.finish()),
+            u64s(rows.iter().map(|r| r.1)),
+            u64s(rows.iter().map(|r| r.2)),
+            u64s(rows.iter().map(|r| r.3)),
+        ],
+    )
+}
+
+fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
+    let mut rows = rows.to_vec();
+    rows.sort_unstable();
+    batch(
+        vec![
+            ("host", DataType::UInt32, false),
+            ("window_start_ps", DataType::UInt64, false),
+            ("payload_bytes", DataType::UInt64, false),
+        ],
+        vec![u32s(rows.iter().map(|r| r.0)), u64s(rows.iter().map(|r| r.1)), u64s(rows.iter().map(|r| r.2))],
+    )
+}

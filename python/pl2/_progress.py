@@ -1,0 +1,101 @@
+"""Progress display on stderr with rich: one simulation (simulated time against the run's
+end, event rate, ETA) or a sweep (runs done out of the total). Shown when asked for
+with `True` and stderr is a terminal, or always with `"always"`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from types import TracebackType
+from typing import Literal, Union
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from pl2._units import fmt_time_ps
+
+# (simulated ps, end ps, events so far, wall seconds) -> False to stop the run.
+ProgressFn = Callable[[int, int, int, float], Union[bool, None]]
+ProgressArg = Union[bool, Literal["always"], ProgressFn]
+
+
+def wanted(progress: bool | str) -> bool:
+    """Whether to draw a bar: `"always"`, or `True` when stderr is a terminal."""
+    if progress == "always":
+        return True
+    if progress is True:
+        return sys.stderr.isatty()
+    if progress is False:
+        return False
+    raise ValueError(f"progress={progress!r}: use True (when stderr is a terminal), \"always\", False or a callable")
+
+
+def _console() -> Console:
+    return Console(stderr=True)
+
+
+class SimBar:
+    """A progress bar for one run; call it as the native progress callback."""
+
+    def __init__(self) -> None:
+        self._progress = Progress(
+            TextColumn("[bold]simulating"),
+            BarColumn(),
+            TextColumn("{task.fields[sim]}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeRemainingColumn(),
+            console=_console(),
+            transient=True,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> SimBar:
+        self._progress.start()
+        self._task = self._progress.add_task("run", total=None, sim="", rate="")
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+    def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
+        assert self._task is not None
+        rate = f"{events / wall_s / 1e6:.2f} M events/s" if wall_s > 0 else ""
+        self._progress.update(
+            self._task,
+            total=end_ps or None,
+            completed=sim_ps,
+            sim=f"{fmt_time_ps(sim_ps)} / {fmt_time_ps(end_ps)}",
+            rate=rate,
+        )
+        return True
+
+
+class SweepBar:
+    """A progress bar over a sweep's runs: `advance(ok)` after each finished run."""
+
+    def __init__(self, total: int, name: str) -> None:
+        self._progress = Progress(
+            TextColumn(f"[bold]{name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=_console(),
+        )
+        self._total = total
+        self._failed = 0
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> SweepBar:
+        self._progress.start()
+        self._task = self._progress.add_task("sweep", total=self._total, failed=0)
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self._progress.stop()
+
+    def advance(self, ok: bool) -> None:
+        assert self._task is not None
+        self._failed += 0 if ok else 1
+        self._progress.update(self._task, advance=1, failed=self._failed)

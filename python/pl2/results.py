@@ -1,0 +1,159 @@
+"""`RunResult`: one run's summary (a dict, as `summary.json`) and its tables (Arrow, with
+polars views). Writes and loads run directories: `<table>.parquet`, `summary.json` and
+`scenario.toml`, byte-identical for identical results."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from pl2.errors import Pl2Error
+
+SUMMARY_FILE = "summary.json"
+SCENARIO_FILE = "scenario.toml"
+PARQUET_SUFFIX = ".parquet"
+# Fixed writer settings: the same tables always give the same bytes (pyarrow writes no
+# timestamps). zstd level 3 and 64 Ki-row groups match the native writer.
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": 3,
+    "write_statistics": True,
+    "use_dictionary": True,
+    "row_group_size": 1 << 16,
+    "store_schema": True,
+}
+_TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class RunResult:
+    """One run. `summary` is the parsed summary JSON (see the summary reference: keys
+    `scenario`, `scenario_hash`, `seed`, `build`, `stop_reason`, `sim_time_ps`,
+    `counters`, `messages`, `goodput_gbps`, `drops`, `max_queue_bytes`); `arrow` maps
+    table name to a `pyarrow.Table`; `tables` gives the same as polars DataFrames."""
+
+    def __init__(self, summary: Mapping[str, Any], arrow: Mapping[str, pa.Table]) -> None:
+        for name in arrow:
+            if not _TABLE_NAME.match(name):
+                raise Pl2Error(f"table name {name!r} is not a lowercase identifier; it would not make a safe file name")
+        self.summary: dict[str, Any] = dict(summary)
+        self.arrow: dict[str, pa.Table] = dict(arrow)
+
+    @classmethod
+    def from_native(cls, summary_json: str, tables: Mapping[str, pa.RecordBatch | pa.Table]) -> RunResult:
+        """From what `pl2._native.run` returns."""
+        arrow = {k: v if isinstance(v, pa.Table) else pa.Table.from_batches([v]) for k, v in tables.items()}
+        return cls(json.loads(summary_json), arrow)
+
+    @classmethod
+    def from_ipc(cls, summary_json: str, tables: Mapping[str, bytes]) -> RunResult:
+        """From a worker's reply: the summary JSON and Arrow IPC stream bytes per table."""
+        return cls(json.loads(summary_json), {k: ipc.open_stream(pa.py_buffer(v)).read_all() for k, v in tables.items()})
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> RunResult:
+        """Loads a run directory written by `write`."""
+        d = Path(directory)
+        summary_path = d / SUMMARY_FILE
+        if not summary_path.is_file():
+            raise FileNotFoundError(f"{d} is not a run directory: it has no {SUMMARY_FILE} (write one with `pl2 run SCENARIO --out {d}`)")
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        arrow = {p.name.removesuffix(PARQUET_SUFFIX): pq.read_table(p) for p in sorted(d.glob("*" + PARQUET_SUFFIX))}
+        return cls(summary, arrow)
+
+    @cached_property
+    def tables(self) -> dict[str, pl.DataFrame]:
+        """Every table as a polars DataFrame."""
+        out: dict[str, pl.DataFrame] = {}
+        for k, v in self.arrow.items():
+            df = pl.from_arrow(v)
+            assert isinstance(df, pl.DataFrame)
+            out[k] = df
+        return out
+
+    def table(self, name: str) -> pl.DataFrame:
+        """The table `name`; KeyError naming the tables there are."""
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise KeyError(f"this run has no {name!r} table; it has: {', '.join(sorted(self.tables)) or 'none'}") from None
+
+    @property
+    def messages(self) -> pl.DataFrame:
+        """One row per message: sizes in bytes, times and latencies in ps."""
+        return self.table("messages")
+
+    @property
+    def drops(self) -> pl.DataFrame:
+        """One row per dropped frame (time in ps, reason)."""
+        return self.table("drops")
+
+    @property
+    def ports(self) -> pl.DataFrame:
+        """Per port and window: max queue (bytes) and bytes sent."""
+        return self.table("ports")
+
+    @property
+    def goodput(self) -> pl.DataFrame:
+        """Per host and window: payload bytes delivered."""
+        return self.table("goodput")
+
+    @property
+    def scenario(self) -> str:
+        """The canonical scenario TOML this run used."""
+        return str(self.summary.get("scenario", ""))
+
+    @property
+    def scenario_hash(self) -> str:
+        """The scenario's 16-hex-digit hash."""
+        return str(self.summary.get("scenario_hash", ""))
+
+    def to_pandas(self, name: str) -> Any:
+        """The table `name` as a pandas DataFrame (needs pandas installed)."""
+        self.table(name)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            raise ImportError("RunResult.to_pandas needs pandas: `pip install pandas` (or use the polars tables: result.tables)") from None
+        return self.arrow[name].to_pandas()
+
+    def write(self, directory: str | os.PathLike[str]) -> list[Path]:
+        """Writes `<table>.parquet` per table, `summary.json` and `scenario.toml` into
+        `directory` (created if needed); returns the paths written. Identical results
+        give byte-identical files."""
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        for name in sorted(self.arrow):
+            path = d / f"{name}{PARQUET_SUFFIX}"
+            pq.write_table(self.arrow[name], path, **PARQUET_OPTIONS)
+            written.append(path)
+        path = d / SUMMARY_FILE
+        path.write_text(summary_text(self.summary), encoding="utf-8")
+        written.append(path)
+        path = d / SCENARIO_FILE
+        path.write_text(self.scenario, encoding="utf-8")
+        written.append(path)
+        return written
+
+
+def summary_text(summary: Mapping[str, Any]) -> str:
+    """The bytes of `summary.json`: sorted keys, two-space indent, final newline."""
+    return json.dumps(summary, sort_keys=True, indent=2) + "\n"
+
+
+def ipc_bytes(table: pa.Table | pa.RecordBatch) -> bytes:
+    """Arrow IPC stream bytes of one table (to hand results between processes)."""
+    sink = pa.BufferOutputStream()
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write(table)
+    return sink.getvalue().to_pybytes()

@@ -1,0 +1,78 @@
+"""`pl2.run`: one simulation in this process. The native core runs with the GIL released
+and calls back about 10 times a second; the callback draws progress and turns Ctrl-C
+into a clean stop (the run is interrupted, then `KeyboardInterrupt` is raised here)."""
+
+from __future__ import annotations
+
+import os
+from contextlib import nullcontext
+from typing import ContextManager
+
+from pl2 import _ffi
+from pl2._progress import ProgressArg, ProgressFn, SimBar, wanted
+from pl2.results import RunResult
+from pl2.scenario import Scenario
+
+
+class _Guard:
+    """Wraps the user's progress function for the native callback: never lets an
+    exception cross into the native code; remembers it and asks the run to stop."""
+
+    def __init__(self, inner: ProgressFn | None) -> None:
+        self._inner = inner
+        self.interrupted = False
+        self.error: BaseException | None = None
+
+    def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
+        if self.interrupted or self.error is not None:
+            return False
+        try:
+            return self._inner is None or self._inner(sim_ps, end_ps, events, wall_s) is not False
+        except KeyboardInterrupt:
+            self.interrupted = True
+        except BaseException as e:
+            self.error = e
+        return False
+
+    def reraise(self) -> None:
+        """Raises what the callback caught: KeyboardInterrupt first."""
+        if self.interrupted:
+            raise KeyboardInterrupt
+        if self.error is not None:
+            raise self.error
+
+
+def as_scenario(scenario: Scenario | str | os.PathLike[str]) -> Scenario:
+    """A Scenario, or a path to a scenario file."""
+    return scenario if isinstance(scenario, Scenario) else Scenario.from_file(scenario)
+
+
+def run(
+    scenario: Scenario | str | os.PathLike[str],
+    *,
+    progress: ProgressArg = True,
+    seed: int | None = None,
+) -> RunResult:
+    """Runs one simulation and returns its result.
+
+    `scenario` is a Scenario or a scenario file path; `seed` overrides its seed.
+    `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
+    regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
+    called instead (return False to stop the run early; the result then covers the
+    simulated time so far). Ctrl-C stops the run and raises KeyboardInterrupt.
+    Raises ScenarioError if the scenario is invalid."""
+    sc = as_scenario(scenario)
+    if seed is not None:
+        sc = sc.with_overrides({"seed": seed})
+    bar: ContextManager[ProgressFn | None]
+    if callable(progress):
+        bar = nullcontext(progress)
+    elif wanted(progress):
+        bar = SimBar()
+    else:
+        bar = nullcontext(None)
+    with bar as inner:
+        guard = _Guard(inner)
+        summary_json, tables = _ffi.call("run", sc.text, sc.base_dir, guard)
+    guard.reraise()
+    return RunResult.from_native(summary_json, tables)
