@@ -43,7 +43,7 @@ def set_path(doc: dict[str, Any], path: str, value: Any) -> None:
             node = _index(node, part, path, where, value if last else None, last)
             continue
         if not isinstance(node, dict):
-            raise ScenarioError(f"override {path!r}: {where} is a {type(node).__name__} value, not a table; shorten the path")
+            raise ScenarioError(f"override {path!r}: {where} = {node!r} is not a table; shorten the path")
         if last:
             node[part] = value
             return

@@ -141,7 +141,11 @@ class Store:
     def query(self, sql: str, parameters: Sequence[Any] | None = None) -> pl.DataFrame:
         """Runs SQL on the catalogue (table `runs`) and returns the result."""
         with self._connect(read_only=True) as con:
-            return con.execute(sql, parameters or []).pl()
+            rel = con.sql(sql, params=list(parameters) if parameters else None)
+            table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
+        df = pl.from_arrow(table)
+        assert isinstance(df, pl.DataFrame)
+        return df
 
     def rows(self, run_ids: Sequence[str]) -> pl.DataFrame:
         """The catalogue rows of `run_ids` (those catalogued), ordered by run id."""
@@ -179,7 +183,10 @@ class Store:
             pid = p.name.split("-", 1)[0]
             if pid.isdigit() and _alive(int(pid)):
                 continue
-            shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
             removed += 1
         return removed
 

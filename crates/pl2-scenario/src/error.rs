@@ -68,7 +68,7 @@ impl ScenarioError {
                 ScenarioError::field(&format!("network.topology.{}", t.field), "", t.problem, "")
             }
             pl2_sim::sim::BuildError::Invalid { field, problem } => {
-                let path = if field.starts_with("host.") || field.starts_with("switch.") || field.starts_with("link.") || field == "mtu" {
+                let path = if ["host.", "switch", "link.", "override"].iter().any(|p| field.starts_with(p)) || field == "mtu" {
                     format!("network.{field}")
                 } else if let Some(rest) = field.strip_prefix("faults") {
                     format!("fault{rest}")

@@ -170,8 +170,14 @@ impl Default for SwitchConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
-    /// `hosts` hosts on one top-of-rack switch (PL2's testbed: 6).
-    SingleRack { hosts: u32 },
+    /// `hosts` hosts on one top-of-rack switch (PL2's testbed: 6). With `breakout` = n
+    /// (1, 2, 4 or 8), each physical switch port of `link.rate` is split into n lanes of
+    /// `link.rate / n`, one host each (100G as 4×25G, PL2 §4.2.1).
+    SingleRack {
+        hosts: u32,
+        #[serde(default = "one")]
+        breakout: u32,
+    },
     /// `hosts_per_side` hosts on each of two switches joined by one `bottleneck` link.
     Dumbbell {
         hosts_per_side: u32,
@@ -198,8 +204,12 @@ pub enum TopologyConfig {
 
 impl Default for TopologyConfig {
     fn default() -> Self {
-        TopologyConfig::SingleRack { hosts: 6 }
+        TopologyConfig::SingleRack { hosts: 6, breakout: 1 }
     }
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -223,6 +233,9 @@ pub struct NetworkConfig {
     pub framing: Framing,
     /// IP MTU (largest Ethernet payload). Default 1500 B.
     pub mtu: Bytes,
+    /// Per-element changes to switches and links: `[[network.override]]` tables.
+    #[serde(rename = "override")]
+    pub overrides: Vec<crate::net::overrides::Override>,
 }
 
 impl Default for NetworkConfig {
@@ -234,6 +247,7 @@ impl Default for NetworkConfig {
             switch: SwitchConfig::default(),
             framing: Framing::default(),
             mtu: Bytes(1500),
+            overrides: Vec::new(),
         }
     }
 }

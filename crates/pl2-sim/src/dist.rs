@@ -137,6 +137,11 @@ pub fn deserialize_delay<'de, D: Deserializer<'de>>(d: D) -> Result<DelayDist, D
     d.deserialize_any(V)
 }
 
+/// An optional distribution (for overrides): absent, a duration, or a table.
+pub fn deserialize_opt_delay<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DelayDist>, D::Error> {
+    deserialize_delay(d).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -109,6 +109,8 @@ pub struct Counters {
     pub data_hops: u64,
     pub packets_created: u64,
     pub packets_delivered: u64,
+    /// Frames absorbed by switch programs (e.g. reservation requests).
+    pub packets_consumed: u64,
     pub drops: [u64; 7],
     /// Wire bytes of control and ACK frames serialised, summed over links.
     pub control_wire_bytes: u64,

@@ -9,5 +9,6 @@ mod model {
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;
+    mod overrides;
     mod unloaded_latency;
 }

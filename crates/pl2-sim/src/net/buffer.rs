@@ -14,7 +14,8 @@ pub struct SharedBuffer {
     pub egress: Vec<[u64; 8]>,
     /// Bytes per local egress port, all priorities.
     pub egress_total: Vec<u64>,
-    /// Bytes per (local ingress port, priority).
+    /// Bytes per (local ingress port, priority); the extra last row counts frames the
+    /// switch generated itself.
     pub ingress: Vec<[u64; 8]>,
 }
 
@@ -27,7 +28,7 @@ impl SharedBuffer {
             port_limit,
             egress: vec![[0; 8]; ports],
             egress_total: vec![0; ports],
-            ingress: vec![[0; 8]; ports],
+            ingress: vec![[0; 8]; ports + 1],
         }
     }
 

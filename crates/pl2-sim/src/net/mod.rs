@@ -3,5 +3,7 @@
 
 pub mod buffer;
 pub mod nic;
+pub mod overrides;
+pub mod program;
 pub mod routing;
 pub mod topology;

@@ -24,6 +24,9 @@ pub struct Graph {
     pub switches: u32,
     /// Tier name of each switch ("tor", "agg", "core", "spine", "switch").
     pub switch_tier: Vec<&'static str>,
+    /// Hosts per physical switch port (breakout lanes); 1 without breakout. Host h uses
+    /// physical port h / breakout of its switch.
+    pub breakout: u32,
     pub links: Vec<LinkSpec>,
 }
 
@@ -50,16 +53,24 @@ impl Graph {
     pub fn build(cfg: &TopologyConfig, link: &LinkConfig) -> Result<Graph, TopologyError> {
         let l = |a: u32, b: u32, c: &LinkConfig, tier| LinkSpec { a, b, rate: c.rate, delay: c.delay, tier };
         let g = match cfg {
-            TopologyConfig::SingleRack { hosts } => {
+            TopologyConfig::SingleRack { hosts, breakout } => {
                 if *hosts < 2 {
                     return Err(err("hosts", format!("{hosts} hosts; a rack needs at least 2")));
                 }
+                if ![1, 2, 4, 8].contains(breakout) {
+                    return Err(err("breakout", format!("{breakout} lanes; a port splits into 1, 2, 4 or 8 lanes (e.g. 4 for 4×25G on 100G)")));
+                }
+                if link.rate.0 % *breakout as u64 != 0 {
+                    return Err(err("breakout", format!("{} does not split evenly into {breakout} lanes", link.rate)));
+                }
+                let lane = LinkConfig { rate: BitsPerSec(link.rate.0 / *breakout as u64), ..link.clone() };
                 let s = *hosts;
                 Graph {
                     hosts: *hosts,
                     switches: 1,
                     switch_tier: vec!["tor"],
-                    links: (0..*hosts).map(|h| l(h, s, link, "host")).collect(),
+                    breakout: *breakout,
+                    links: (0..*hosts).map(|h| l(h, s, &lane, "host")).collect(),
                 }
             }
             TopologyConfig::Dumbbell { hosts_per_side, bottleneck } => {
@@ -71,7 +82,7 @@ impl Graph {
                 let mut links: Vec<LinkSpec> =
                     (0..n).map(|h| l(h, if h < *hosts_per_side { s0 } else { s1 }, link, "host")).collect();
                 links.push(l(s0, s1, bottleneck, "tor"));
-                Graph { hosts: n, switches: 2, switch_tier: vec!["tor", "tor"], links }
+                Graph { hosts: n, switches: 2, switch_tier: vec!["tor", "tor"], breakout: 1, links }
             }
             TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, uplink } => {
                 if *leaves < 1 || *spines < 1 || *hosts_per_leaf < 1 {
@@ -89,7 +100,7 @@ impl Graph {
                 }
                 let mut tier = vec!["tor"; *leaves as usize];
                 tier.extend(std::iter::repeat_n("spine", *spines as usize));
-                Graph { hosts, switches: leaves + spines, switch_tier: tier, links }
+                Graph { hosts, switches: leaves + spines, switch_tier: tier, breakout: 1, links }
             }
             TopologyConfig::FatTree { k } => {
                 if *k < 2 || k % 2 != 0 {
@@ -123,7 +134,7 @@ impl Graph {
                 let mut tier = vec!["tor"; edges as usize];
                 tier.extend(std::iter::repeat_n("agg", aggs as usize));
                 tier.extend(std::iter::repeat_n("core", cores as usize));
-                Graph { hosts, switches: edges + aggs + cores, switch_tier: tier, links }
+                Graph { hosts, switches: edges + aggs + cores, switch_tier: tier, breakout: 1, links }
             }
             TopologyConfig::Custom { hosts, switches, links } => {
                 if *hosts < 2 {
@@ -158,7 +169,7 @@ impl Graph {
                         tier: if a < *hosts || b < *hosts { "host" } else { "switch" },
                     });
                 }
-                let g = Graph { hosts: *hosts, switches: *switches, switch_tier: vec!["switch"; *switches as usize], links: out };
+                let g = Graph { hosts: *hosts, switches: *switches, switch_tier: vec!["switch"; *switches as usize], breakout: 1, links: out };
                 for h in 0..*hosts {
                     let n = g.links.iter().filter(|x| x.a == h || x.b == h).count();
                     if n != 1 {
@@ -211,7 +222,11 @@ mod tests {
 
     #[test]
     fn impossible_topologies_are_rejected_with_the_field() {
-        let e = Graph::build(&TopologyConfig::SingleRack { hosts: 0 }, &LinkConfig::default()).unwrap_err();
+        let e = Graph::build(&TopologyConfig::SingleRack { hosts: 0, breakout: 1 }, &LinkConfig::default()).unwrap_err();
+        assert_eq!(e.field, "hosts");
+        let e = Graph::build(&TopologyConfig::SingleRack { hosts: 8, breakout: 16 }, &LinkConfig::default()).unwrap_err();
+        assert_eq!(e.field, "breakout");
+        let e = Graph::build(&TopologyConfig::SingleRack { hosts: 1, breakout: 1 }, &LinkConfig::default()).unwrap_err();
         assert_eq!(e.field, "hosts");
         let e = Graph::build(&TopologyConfig::FatTree { k: 5 }, &LinkConfig::default()).unwrap_err();
         assert_eq!(e.field, "k");

@@ -59,7 +59,15 @@ impl Simulation {
         if metrics.window.0 == 0 {
             return Err(invalid("metrics.window", "must be positive, e.g. \"10us\""));
         }
-        let graph = Graph::build(&net.topology, &net.link)?;
+        let mut graph = Graph::build(&net.topology, &net.link)?;
+        let switch_cfg = crate::net::overrides::apply(&net.overrides, &net.switch, &mut graph)
+            .map_err(|(i, e)| invalid(format!("override[{i}].select"), e.0))?;
+        for (i, c) in switch_cfg.iter().enumerate() {
+            c.latency.validate().map_err(|e| invalid(format!("switch s{i} latency"), e.0))?;
+            if c.alpha.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
+                return Err(invalid(format!("switch s{i} alpha"), "α must be a positive number"));
+            }
+        }
         let n_hosts = graph.hosts;
 
         // Ports: link i gives port 2i (a → b) and 2i+1 (b → a).
@@ -121,13 +129,15 @@ impl Simulation {
                 goodput: LazyWindow::default(),
             })
             .collect();
-        let sc = &net.switch;
         let switches: Vec<Switch> = switch_ports
             .into_iter()
+            .zip(switch_cfg)
             .enumerate()
-            .map(|(s, ps)| Switch {
+            .map(|(s, (ps, sc))| Switch {
                 node: n_hosts + s as u32,
                 buffer: SharedBuffer::new(sc.buffer.0, sc.alpha, sc.port_limit.map(|b| b.0), ps.len()),
+                cfg: sc,
+                program: Default::default(),
                 rng: SimRng::stream(seed, &format!("switch{s}")),
                 ecmp_seed: SimRng::stream(seed, &format!("ecmp{s}")).next_u64(),
             })
@@ -185,6 +195,7 @@ impl Simulation {
             records: Records::default(),
             actions: Actions::default(),
             group: Vec::new(),
+            emit: Vec::new(),
             link_fec,
             port_rng,
         };

@@ -23,7 +23,6 @@ impl Simulation {
     pub(crate) fn ideal_completion(&self, src: u32, dst: u32, size: u64) -> Duration {
         let (l4, max_payload) = self.data_framing();
         let hc = &self.net.host;
-        let sc = &self.net.switch;
         let fec = self.net.link.fec_jitter.min();
         // Path: the egress ports from src to dst (first equal-cost choice at each switch).
         let mut path = vec![self.hosts[src as usize].port];
@@ -61,6 +60,7 @@ impl Simulation {
                     rx_cpu
                 } else {
                     let out = &self.ports[path[k + 1] as usize];
+                    let sc = &self.switches[(port.peer - self.graph.hosts) as usize].cfg;
                     let base = if sc.cut_through && out.rate <= port.rate { first } else { last };
                     pipe_last[k].max(base + sc.latency.min())
                 };

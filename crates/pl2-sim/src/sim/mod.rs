@@ -151,6 +151,8 @@ pub(crate) struct Host {
 
 pub(crate) struct Switch {
     pub node: u32,
+    pub cfg: crate::config::SwitchConfig,
+    pub program: crate::net::program::SwitchProgram,
     pub buffer: SharedBuffer,
     pub rng: SimRng,
     pub ecmp_seed: u64,
@@ -188,6 +190,7 @@ pub struct Simulation {
     pub(crate) records: Records,
     pub(crate) actions: Actions,
     pub(crate) group: Vec<PktId>,
+    pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) port_rng: Vec<SimRng>,
 }

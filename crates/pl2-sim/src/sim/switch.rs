@@ -7,6 +7,7 @@ use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
 use crate::transport::Protocol;
 use crate::metrics::{DropReason, DropRecord, PortWindow};
+use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
 use crate::packet::{flags, PktKind};
 
 impl Simulation {
@@ -43,10 +44,10 @@ impl Simulation {
                 self.transports[h as usize].on_tx_dequeue(self.now, thread, &mut acts);
                 self.apply_actions(h, acts);
             }
-            Owner::Switch { .. } => {
+            Owner::Switch { index, .. } => {
                 let Some(pkt) = p.queues.iter_mut().rev().find_map(|q| q.pop_front()) else { return };
                 let ingress = self.arena.get(pkt).next_port;
-                if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.net.switch.ecn {
+                if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.switches[index as usize].cfg.ecn {
                     self.maybe_mark(port, pkt);
                 }
                 self.start_tx(port, pkt, ingress);
@@ -88,7 +89,7 @@ impl Simulation {
                 0 => u32::MAX,
                 1 => hops[0],
                 n => {
-                    let i = match self.net.switch.ecmp {
+                    let i = match sw.cfg.ecmp {
                         EcmpMode::PerFlow => ecmp_hash(sw.ecmp_seed, pk.src, pk.dst, pk.flow) % n as u64,
                         EcmpMode::PerPacket => sw.rng.below(n as u64),
                     };
@@ -96,9 +97,9 @@ impl Simulation {
                 }
             };
             pk.next_port = out;
-            let cut = self.net.switch.cut_through && out != u32::MAX && self.ports[out as usize].rate <= rate;
+            let cut = sw.cfg.cut_through && out != u32::MAX && self.ports[out as usize].rate <= rate;
             let base = if cut { first } else { last };
-            pipe_last.max(base + self.net.switch.latency.sample(&mut sw.rng))
+            pipe_last.max(base + sw.cfg.latency.sample(&mut sw.rng))
         };
         let p = &mut self.ports[port as usize];
         p.pipe_last = arrive;
@@ -166,20 +167,43 @@ impl Simulation {
         let Owner::Switch { index, local: ingress } = self.ports[(in_port ^ 1) as usize].owner else {
             unreachable!("a link into a switch has its reverse port at that switch")
         };
-        let pk = self.arena.get(pkt);
-        let out = pk.next_port;
-        let node = self.switches[index as usize].node;
+        let out = self.arena.get(pkt).next_port;
+        let sw = &mut self.switches[index as usize];
+        let node = sw.node;
+        let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit };
+        let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
+        if !self.emit.is_empty() {
+            self.emit_from_switch(index);
+        }
+        match verdict {
+            Verdict::Forward => {}
+            Verdict::Drop => return self.drop_packet(pkt, DropReason::Program, node, out),
+            Verdict::Consume => {
+                self.counters.packets_consumed += 1;
+                return self.arena.free(pkt);
+            }
+        }
         if out == u32::MAX {
             return self.drop_packet(pkt, DropReason::Program, node, u32::MAX);
         }
+        self.enqueue_at_switch(index, out, pkt, ingress, true);
+    }
+
+    /// Puts a frame in an output queue of switch `index`, after buffer admission unless
+    /// `admit` is false (frames the switch generates).
+    fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
+        let pk = self.arena.get(pkt);
         let (prio, wire) = (pk.prio as usize & 7, pk.wire as u64);
         let Owner::Switch { local: egress, .. } = self.ports[out as usize].owner else { unreachable!() };
-        let buf = &mut self.switches[index as usize].buffer;
-        if let Err(reason) = buf.admit(egress as usize, prio, wire) {
-            return self.drop_packet(pkt, reason, node, out);
+        let sw = &mut self.switches[index as usize];
+        if admit {
+            if let Err(reason) = sw.buffer.admit(egress as usize, prio, wire) {
+                let node = sw.node;
+                return self.drop_packet(pkt, reason, node, out);
+            }
         }
-        buf.add(egress as usize, ingress as usize, prio, wire);
-        if matches!(self.net.switch.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
+        sw.buffer.add(egress as usize, ingress as usize, prio, wire);
+        if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
             self.maybe_mark(out, pkt);
         }
         // While queued, `next_port` holds the ingress port (local index) for accounting.
@@ -187,6 +211,41 @@ impl Simulation {
         self.ports[out as usize].queues[prio].push_back(pkt);
         self.port_queue_add(out, wire);
         self.kick_port(out);
+    }
+
+    /// Sends the frames a switch program emitted, each routed from the switch.
+    fn emit_from_switch(&mut self, index: u32) {
+        let mut emit = std::mem::take(&mut self.emit);
+        let node = self.switches[index as usize].node;
+        let cpu_row = self.switches[index as usize].buffer.ingress.len() as u32 - 1;
+        for s in emit.drain(..) {
+            let hops = self.routes.next_hops(index, s.dst);
+            let Some(&out) = hops.first() else { continue };
+            let l4 = s.l4.unwrap_or(crate::framing::L4Headers::None);
+            let wire = self.net.framing.wire_bytes(l4, s.payload as u64);
+            let pkt = self.arena.alloc(crate::packet::Packet {
+                created: self.now,
+                enqueued: self.now,
+                aux: s.aux,
+                src: node,
+                dst: s.dst,
+                msg: s.msg,
+                flow: s.flow,
+                seq: s.seq,
+                payload: s.payload,
+                wire: wire as u32,
+                next_port: 0,
+                msg_gen: s.msg_gen,
+                thread: s.thread,
+                kind: s.kind,
+                prio: s.prio,
+                flags: s.flags | flags::FROM_SWITCH,
+                hops: 0,
+            });
+            self.counters.packets_created += 1;
+            self.enqueue_at_switch(index, out, pkt, cpu_row, false);
+        }
+        self.emit = emit;
     }
 
     fn maybe_mark(&mut self, port: u32, pkt: PktId) {
@@ -198,7 +257,7 @@ impl Simulation {
         let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
         let q = sw.buffer.egress[local as usize][pk.prio as usize & 7];
-        let mark = match self.net.switch.ecn {
+        let mark = match sw.cfg.ecn {
             EcnConfig::Off => false,
             EcnConfig::Step { threshold, .. } => q >= threshold.0,
             EcnConfig::Red { min, max, p_max, .. } => {

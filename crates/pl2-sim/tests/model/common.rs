@@ -53,15 +53,17 @@ pub fn run(spec: SimSpec, end: SimTime) -> Simulation {
     sim
 }
 
-/// Every packet created is delivered, dropped, or still in flight.
+/// Every packet created is delivered, consumed by a switch program, dropped, or still
+/// in flight.
 pub fn assert_conserved(sim: &Simulation) {
     let c = sim.counters();
     assert_eq!(
         c.packets_created,
-        c.packets_delivered + c.total_drops() + sim.packets_in_flight(),
-        "packet conservation: created {} delivered {} dropped {} in flight {}",
+        c.packets_delivered + c.packets_consumed + c.total_drops() + sim.packets_in_flight(),
+        "packet conservation: created {} delivered {} consumed {} dropped {} in flight {}",
         c.packets_created,
         c.packets_delivered,
+        c.packets_consumed,
         c.total_drops(),
         sim.packets_in_flight()
     );

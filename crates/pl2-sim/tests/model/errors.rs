@@ -17,7 +17,7 @@ fn build_err(net: NetworkConfig) -> String {
 #[test]
 fn zero_hosts() {
     let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::SingleRack { hosts: 0 };
+    net.topology = TopologyConfig::SingleRack { hosts: 0, breakout: 1 };
     assert!(build_err(net).contains("topology.hosts"));
 }
 

@@ -15,7 +15,7 @@ fn incast_drops_follow_offered_minus_drained_minus_buffered() {
     let frames = 2000u64;
     let limit = 200 * WIRE + 700;
     let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::SingleRack { hosts: n_senders as u32 + 1 };
+    net.topology = TopologyConfig::SingleRack { hosts: n_senders as u32 + 1, breakout: 1 };
     net.switch.alpha = None;
     net.switch.port_limit = Some(Bytes(limit));
     let rx = n_senders as u32;
@@ -47,7 +47,7 @@ fn incast_drops_follow_offered_minus_drained_minus_buffered() {
 /// `pairs` independent 2→1 incasts on one switch; returns the settled queue of each.
 fn dt_settled(pairs: u32, alpha: f64, buffer: u64) -> Vec<u64> {
     let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::SingleRack { hosts: 3 * pairs };
+    net.topology = TopologyConfig::SingleRack { hosts: 3 * pairs, breakout: 1 };
     net.switch.alpha = Some(alpha);
     net.switch.buffer = Bytes(buffer);
     let mut msgs = Vec::new();

@@ -1,0 +1,81 @@
+//! `pl2._native`: the binding. Every function is a one-line delegation to
+//! `pl2-scenario`; documentation, units and plotting live in the Python package. All
+//! error mapping is in [`scenario_error`]. A run releases the GIL, polls the Python
+//! progress callback at most ~10 times a second, and hands its tables over by the Arrow
+//! C data interface.
+
+use arrow::pyarrow::ToPyArrow;
+use pl2_scenario::{run_scenario, Scenario, ScenarioError};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::Path;
+
+create_exception!(_native, PyScenarioError, PyValueError, "A scenario pl2 cannot run; the message names the field.");
+
+/// The one place where Rust errors become Python exceptions.
+fn scenario_error(e: ScenarioError) -> PyErr {
+    PyScenarioError::new_err(e.to_string())
+}
+
+fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
+    Scenario::parse(toml_text, Path::new(base_dir)).map_err(scenario_error)
+}
+
+/// Canonical TOML of a scenario (raises ScenarioError).
+#[pyfunction]
+fn validate(toml_text: &str, base_dir: &str) -> PyResult<String> {
+    parse(toml_text, base_dir).map(|s| s.canonical())
+}
+
+/// Stable hash of the canonical scenario.
+#[pyfunction]
+fn scenario_hash(toml_text: &str, base_dir: &str) -> PyResult<String> {
+    parse(toml_text, base_dir).map(|s| s.hash())
+}
+
+/// Build provenance as a dict.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    json_to_py(py, &pl2_scenario::provenance::build_info())
+}
+
+fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
+    let json = py.import("json")?;
+    Ok(json.call_method1("loads", (v.to_string(),))?.unbind())
+}
+
+/// Runs a scenario; returns (summary JSON text, {table name: pyarrow.RecordBatch}).
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir, progress=None))]
+fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<(String, Py<PyDict>)> {
+    let sc = parse(toml_text, base_dir)?;
+    let out = py
+        .detach(|| {
+            run_scenario(&sc, Path::new(base_dir), &mut |p| match &progress {
+                None => true,
+                Some(cb) => Python::attach(|py| {
+                    cb.call1(py, (p.now.0, p.end.0, p.events, p.wall.as_secs_f64()))
+                        .and_then(|r| r.extract::<bool>(py))
+                        .unwrap_or(false)
+                }),
+            })
+        })
+        .map_err(scenario_error)?;
+    let tables = PyDict::new(py);
+    for (name, batch) in &out.tables {
+        tables.set_item(name, batch.to_pyarrow(py)?)?;
+    }
+    Ok((serde_json::to_string_pretty(&out.summary).expect("json"), tables.unbind()))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<PyScenarioError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

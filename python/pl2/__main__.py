@@ -1,0 +1,7 @@
+"""`python -m pl2`: the command line."""
+
+from __future__ import annotations
+
+from pl2.cli import main
+
+main()

@@ -1,0 +1,247 @@
+"""The `pl2` command line (typer). Commands: run, validate, show, sweep, plot, inspect,
+rerun. Errors are printed as one `error: ...` line on stderr naming what to fix.
+
+Exit codes: 0 success; 1 a run failed, a sweep had failed runs, a rerun differs, or the
+native module is missing; 2 invalid input (scenario, spec, path or option);
+130 interrupted (Ctrl-C)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import polars as pl
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from pl2 import plots
+from pl2._units import fmt_num, fmt_time_ps, fmt_us
+from pl2.errors import NativeUnavailableError, ScenarioError, StoreError
+from pl2.executors import LocalExecutor
+from pl2.results import RunResult
+from pl2.runner import run as run_scenario
+from pl2.scenario import Scenario
+from pl2.store import open_store
+from pl2.sweep import Sweep, run_sweep
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INVALID = 2
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="pl2",
+    help="pl2: packet-level datacenter network simulator.",
+    epilog="Exit codes: 0 ok; 1 run failed / rerun differs; 2 invalid input; 130 interrupted.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _out() -> Console:
+    return Console(highlight=False)
+
+
+def _error(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+
+
+def _exit_codes(fn: F) -> F:
+    """Maps pl2's exceptions to one error line and the documented exit code."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            _error("interrupted")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (ScenarioError, FileNotFoundError, KeyError) as e:
+            _error(str(e).strip("'\""))
+            raise typer.Exit(EXIT_INVALID) from None
+        except (NativeUnavailableError, StoreError) as e:
+            _error(str(e))
+            raise typer.Exit(EXIT_FAILED) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+class Kind(str, enum.Enum):
+    """Plot kinds."""
+
+    latency_cdf = "latency_cdf"
+    slowdown = "slowdown"
+    goodput = "goodput"
+    queue = "queue"
+    drops = "drops"
+
+
+def summary_table(result: RunResult) -> Table:
+    """A run's headline figures (latencies in µs, goodput in Gbps)."""
+    s = result.summary
+    m = s.get("messages") or {}
+    lat = m.get("latency_ps") or {}
+    sd = m.get("slowdown") or {}
+    t = Table(title=f"run {s.get('scenario_hash', '')}", show_header=False)
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    rows = [
+        ("stop reason", str(s.get("stop_reason", "–"))),
+        ("simulated time", fmt_time_ps(s.get("sim_time_ps"))),
+        ("messages (finished / count)", f"{m.get('finished', '–')} / {m.get('count', '–')}"),
+        ("latency p50 (µs)", fmt_us(lat.get("p50"))),
+        ("latency p99 (µs)", fmt_us(lat.get("p99"))),
+        ("latency p99.9 (µs)", fmt_us(lat.get("p999"))),
+        ("slowdown p99", fmt_num(sd.get("p99"))),
+        ("goodput, all hosts (Gbps)", fmt_num(sum((s.get("goodput_gbps") or {}).values()), 4)),
+        ("drops (frames)", str(sum((s.get("drops") or {}).values()))),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+@app.command()
+@_exit_codes
+def run(
+    scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="directory to write the run into")],
+    seed: Annotated[Optional[int], typer.Option(help="override the scenario's seed")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar and no summary")] = False,
+) -> None:
+    """Run one scenario and write its tables (Parquet), summary.json and scenario.toml."""
+    result = run_scenario(Scenario.from_file(scenario), progress=not quiet, seed=seed)
+    result.write(out)
+    if not quiet:
+        _out().print(summary_table(result))
+        typer.echo(f"written to {out}")
+
+
+@app.command()
+@_exit_codes
+def validate(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")]) -> None:
+    """Check a scenario; exit 0 if it is valid, else print the error and exit 2."""
+    sc = Scenario.from_file(scenario).validate()
+    typer.echo(f"ok: {scenario} (scenario hash {sc.hash()})")
+
+
+@app.command()
+@_exit_codes
+def show(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")]) -> None:
+    """Print the canonical scenario: defaults filled, units normalised."""
+    typer.echo(Scenario.from_file(scenario).canonical(), nl=False)
+
+
+@app.command()
+@_exit_codes
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="sweep spec TOML file")],
+    store: Annotated[Path, typer.Option("--store", help="results store directory")],
+    workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU)")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+) -> None:
+    """Run every run of a sweep the store lacks; exit 1 if any run failed."""
+    sw = Sweep.from_file(spec)
+    df = run_sweep(sw, open_store(store), LocalExecutor(workers), progress=not quiet)
+    failed = df.filter(pl.col("status") == "failed")
+    typer.echo(f"sweep {sw.name}: {df.height} runs, {df.height - failed.height} done, {failed.height} failed (store {store})")
+    for run_id, error in failed.select("run_id", "error").iter_rows():
+        typer.echo(f"failed {run_id}: {error}", err=True)
+    if failed.height:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+@_exit_codes
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="run directory")],
+    kind: Annotated[Kind, typer.Option(help="which figure")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="output path; .png or .svg for one format, else both")],
+) -> None:
+    """Plot a run: latency CDF, slowdown by size, goodput, queues or drops over time."""
+    r = RunResult.load(run_dir)
+    makers = {
+        Kind.latency_cdf: plots.latency_cdf,
+        Kind.slowdown: plots.slowdown_by_size,
+        Kind.goodput: plots.goodput_over_time,
+        Kind.queue: plots.queue_over_time,
+        Kind.drops: plots.drops_over_time,
+    }
+    fig = makers[kind](r)
+    if out.suffix in (".png", ".svg"):
+        paths = plots.save(fig, out.with_suffix(""), formats=(out.suffix[1:],))
+    else:
+        paths = plots.save(fig, out)
+    typer.echo("written " + ", ".join(str(p) for p in paths))
+
+
+@app.command()
+@_exit_codes
+def inspect(
+    run_dir: Annotated[Path, typer.Argument(help="run directory")],
+    flow: Annotated[int, typer.Option("--flow", help="message id")],
+) -> None:
+    """Print one message's row and the drops of its frames."""
+    r = RunResult.load(run_dir)
+    msg = r.messages.filter(pl.col("id") == flow)
+    if msg.height == 0:
+        ids = r.messages["id"]
+        have = f"ids {ids.min()}..{ids.max()}" if ids.len() else "no messages"
+        raise ScenarioError(f"--flow {flow}: no message with that id in {run_dir} (it has {have})")
+    t = Table(title=f"message {flow}", show_header=False)
+    for k, v in msg.row(0, named=True).items():
+        t.add_row(k, str(v))
+    console = _out()
+    console.print(t)
+    drops = r.drops.filter(pl.col("msg_id") == flow) if "drops" in r.tables else pl.DataFrame()
+    if drops.height == 0:
+        console.print("no drops")
+        return
+    dt = Table(title=f"{drops.height} drops of message {flow}")
+    for c in drops.columns:
+        dt.add_column(c)
+    for row in drops.iter_rows():
+        dt.add_row(*(str(v) for v in row))
+    console.print(dt)
+
+
+@app.command()
+@_exit_codes
+def rerun(
+    run_dir: Annotated[Path, typer.Argument(help="run directory with scenario.toml")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="directory for the new run")],
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+) -> None:
+    """Re-run a run's scenario.toml; exit 0 if every file is byte-identical, else 1."""
+    old = RunResult.load(run_dir)
+    if out.resolve() == run_dir.resolve():
+        raise ScenarioError("--out must differ from RUN_DIR: the comparison needs both runs")
+    new = run_scenario(Scenario.from_file(run_dir / "scenario.toml"), progress=not quiet)
+    written = new.write(out)
+    t = Table(title=f"rerun of {run_dir}")
+    t.add_column("file")
+    t.add_column("result")
+    same = True
+    for p in written:
+        before = run_dir / p.name
+        verdict = "missing in RUN_DIR" if not before.is_file() else "identical" if before.read_bytes() == p.read_bytes() else "DIFFERS"
+        same &= verdict == "identical"
+        t.add_row(p.name, verdict)
+    _out().print(t)
+    old_src, new_src = ((x.summary.get("build") or {}).get("source_hash") for x in (old, new))
+    if old_src != new_src:
+        typer.echo(f"note: built from different sources ({old_src} then {new_src})")
+    typer.echo("identical" if same else "differs")
+    if not same:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def main() -> None:
+    """Entry point of the `pl2` console script."""
+    app(prog_name="pl2")

@@ -1,0 +1,174 @@
+"""Figures of one run or several, as matplotlib `Figure` objects made without pyplot (no
+display or GUI backend needed; in a notebook they display as usual). Axis labels carry
+units. `save` writes PNG and SVG."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from pl2.results import RunResult
+
+PS_PER_US = 1e6
+_MAX_SERIES = 8
+
+
+def _figure() -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(7, 4.5), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _frame(x: RunResult | pl.DataFrame, table: str) -> pl.DataFrame:
+    return x.table(table) if isinstance(x, RunResult) else x
+
+
+def _window_ps(starts: pl.Series, given: int | None) -> int:
+    """A window's length (ps): `given`, else the smallest gap between window starts."""
+    if given:
+        return int(given)
+    u = np.unique(starts.to_numpy())
+    gaps = np.diff(u)
+    gaps = gaps[gaps > 0]
+    if gaps.size == 0:
+        raise ValueError("cannot tell the window length from a single window; pass window_ps= (the scenario's metrics.window in ps)")
+    return int(gaps.min())
+
+
+def latency_cdf(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl.DataFrame, log: bool = True) -> Figure:
+    """CDF of message latency (µs) of finished messages in the measurement window; one
+    curve per labelled result."""
+    runs = results if isinstance(results, Mapping) else {"": results}
+    fig, ax = _figure()
+    for label, r in runs.items():
+        m = _frame(r, "messages")
+        if "in_window" in m.columns:
+            m = m.filter(pl.col("in_window"))
+        lat = np.sort(m["latency_ps"].drop_nulls().to_numpy().astype(float)) / PS_PER_US
+        if lat.size:
+            ax.step(lat, np.arange(1, lat.size + 1) / lat.size, where="post", label=label or None)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlabel("message latency (µs)")
+    ax.set_ylabel("fraction of messages")
+    ax.set_ylim(0, 1.0)
+    ax.grid(True, which="both", alpha=0.3)
+    if any(runs):
+        ax.legend()
+    return fig
+
+
+def slowdown_by_size(result: RunResult | pl.DataFrame, bins: int | Sequence[float] = 10) -> Figure:
+    """p50 and p99 slowdown (latency / ideal latency) per message-size bin. `bins`: a
+    number of log-spaced bins, or bin edges in bytes."""
+    m = _frame(result, "messages").filter(pl.col("slowdown").is_not_null())
+    if "in_window" in m.columns:
+        m = m.filter(pl.col("in_window"))
+    size = m["size_bytes"].to_numpy().astype(float)
+    sd = m["slowdown"].to_numpy().astype(float)
+    if isinstance(bins, int):
+        lo, hi = (size.min(), size.max()) if size.size else (1.0, 2.0)
+        edges = np.geomspace(max(lo, 1.0), max(hi, lo * 1.0001, 1.0001), bins + 1)
+    else:
+        edges = np.asarray(bins, dtype=float)
+    which = np.clip(np.searchsorted(edges, size, side="right") - 1, 0, len(edges) - 2)
+    centres, p50, p99 = [], [], []
+    for b in range(len(edges) - 1):
+        s = sd[which == b]
+        if s.size:
+            centres.append(float(np.sqrt(edges[b] * edges[b + 1])) if edges[b] > 0 else float(edges[b + 1]) / 2)
+            p50.append(float(np.percentile(s, 50)))
+            p99.append(float(np.percentile(s, 99)))
+    fig, ax = _figure()
+    ax.plot(centres, p50, marker="o", label="p50")
+    ax.plot(centres, p99, marker="s", label="p99")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("slowdown (latency / ideal latency)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    return fig
+
+
+def goodput_over_time(result: RunResult | pl.DataFrame, hosts: Sequence[int] | None = None, window_ps: int | None = None) -> Figure:
+    """Goodput (Gbps of payload delivered) per host per window against time (µs). By
+    default the 8 hosts with the most payload."""
+    g = _frame(result, "goodput")
+    w = _window_ps(g["window_start_ps"], window_ps)
+    if hosts is None:
+        hosts = g.group_by("host").agg(pl.col("payload_bytes").sum()).sort(["payload_bytes", "host"], descending=[True, False])["host"].head(_MAX_SERIES).to_list()
+    fig, ax = _figure()
+    for h in sorted(hosts):
+        s = g.filter(pl.col("host") == h).sort("window_start_ps")
+        t = s["window_start_ps"].to_numpy() / PS_PER_US
+        gbps = s["payload_bytes"].to_numpy().astype(float) * 8.0 / w * 1e3
+        ax.step(t, gbps, where="post", label=f"h{h}")
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel(f"goodput (Gbps, {w / PS_PER_US:g} µs windows)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(ncols=2, fontsize="small")
+    return fig
+
+
+def queue_over_time(result: RunResult | pl.DataFrame, ports: Sequence[int] | None = None) -> Figure:
+    """Maximum queue (KiB) per port per window against time (µs). By default the 8
+    ports with the largest queues."""
+    p = _frame(result, "ports")
+    if ports is None:
+        ports = p.group_by("port").agg(pl.col("max_queue_bytes").max()).sort(["max_queue_bytes", "port"], descending=[True, False])["port"].head(_MAX_SERIES).to_list()
+    fig, ax = _figure()
+    for port in sorted(ports):
+        s = p.filter(pl.col("port") == port).sort("window_start_ps")
+        if s.height == 0:
+            continue
+        label = f"{s['node'][0]}→{s['peer'][0]}" if "node" in s.columns else f"port {port}"
+        ax.step(s["window_start_ps"].to_numpy() / PS_PER_US, s["max_queue_bytes"].to_numpy() / 1024.0, where="post", label=label)
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("max queue in window (KiB)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(ncols=2, fontsize="small")
+    return fig
+
+
+def drops_over_time(result: RunResult | pl.DataFrame, bins: int = 50) -> Figure:
+    """Dropped frames per time bin (bars stacked by reason) against time (µs)."""
+    d = _frame(result, "drops")
+    fig, ax = _figure()
+    t = d["time_ps"].to_numpy().astype(float) / PS_PER_US
+    if t.size:
+        edges = np.linspace(t.min(), max(t.max(), t.min() + 1e-3), bins + 1)
+        bottom = np.zeros(bins)
+        for reason in sorted(d["reason"].unique().to_list()):
+            counts, _ = np.histogram(t[(d["reason"] == reason).to_numpy()], bins=edges)
+            ax.bar(edges[:-1], counts, width=np.diff(edges), bottom=bottom, align="edge", label=reason)
+            bottom += counts
+        ax.legend()
+        ax.set_ylabel(f"drops per {edges[1] - edges[0]:.3g} µs (frames)")
+    else:
+        ax.set_ylabel("drops (frames)")
+        ax.text(0.5, 0.5, "no drops", transform=ax.transAxes, ha="center")
+    ax.set_xlabel("time (µs)")
+    ax.grid(True, axis="y", alpha=0.3)
+    return fig
+
+
+def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+    """Writes `fig` as `<path>.png` and `<path>.svg` (no timestamps, so the same figure
+    gives the same files); returns the paths."""
+    base = Path(path_without_ext)
+    base.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    for fmt in formats:
+        p = base.with_name(f"{base.name}.{fmt}")
+        metadata = {"Date": None} if fmt == "svg" else {"Software": None} if fmt == "png" else None
+        with matplotlib.rc_context({"svg.hashsalt": "pl2"}):
+            fig.savefig(p, format=fmt, dpi=150, metadata=metadata)
+        out.append(p)
+    return out

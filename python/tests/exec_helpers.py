@@ -1,0 +1,33 @@
+"""Module-level functions for executor tests (spawned workers import them by name)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def fail_on_three(x: int) -> int:
+    if x == 3:
+        raise ValueError("three is not allowed")
+    return x
+
+
+def crash_on_three(x: int) -> int:
+    """Kills its own worker process on 3 (like a segfault or the OOM killer)."""
+    if x == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.05)
+    return x
+
+
+def report_pid_and_sleep(path: str) -> int:
+    """Writes the worker's pid to `path`, then sleeps for a minute."""
+    Path(path).write_text(str(os.getpid()))
+    time.sleep(60)
+    return 0

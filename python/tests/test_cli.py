@@ -1,0 +1,113 @@
+"""The command line with the fake native module: exit codes and outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pl2 import Scenario
+from pl2.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_INVALID, app
+
+runner = CliRunner()
+
+
+def _bad(tmp_path: Path) -> Path:
+    p = tmp_path / "bad.toml"
+    p.write_text('[network.link]\nrate = "fast"\n')
+    return p
+
+
+def test_validate_ok(toy: Scenario, tmp_path: Path) -> None:
+    r = runner.invoke(app, ["validate", str(tmp_path / "toy.toml")])
+    assert r.exit_code == 0, r.output
+    assert f"scenario hash {toy.hash()}" in r.output
+
+
+def test_validate_invalid(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["validate", str(_bad(tmp_path))])
+    assert r.exit_code == EXIT_INVALID
+    assert "error: network.link.rate: 'fast' is not allowed" in r.output
+
+
+def test_validate_missing_file(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["validate", str(tmp_path / "nope.toml")])
+    assert r.exit_code == EXIT_INVALID and "does not exist" in r.output
+
+
+def test_validate_bad_toml(tmp_path: Path) -> None:
+    p = tmp_path / "x.toml"
+    p.write_text("[network\n")
+    r = runner.invoke(app, ["validate", str(p)])
+    assert r.exit_code == EXIT_INVALID and "not valid TOML" in r.output
+
+
+def test_show(toy: Scenario, tmp_path: Path) -> None:
+    r = runner.invoke(app, ["show", str(tmp_path / "toy.toml")])
+    assert r.exit_code == 0 and r.stdout == toy.canonical()
+    assert runner.invoke(app, ["show", str(_bad(tmp_path))]).exit_code == EXIT_INVALID
+
+
+def test_usage_error_is_2() -> None:
+    assert runner.invoke(app, ["run"]).exit_code == 2
+
+
+def test_run_inspect_plot_rerun(toy: Scenario, tmp_path: Path) -> None:
+    scen, out = tmp_path / "toy.toml", tmp_path / "out"
+    r = runner.invoke(app, ["run", str(scen), "--out", str(out), "--seed", "3"])
+    assert r.exit_code == 0, r.output
+    assert "latency p99 (µs)" in r.output and (out / "messages.parquet").is_file()
+    r = runner.invoke(app, ["inspect", str(out), "--flow", "5"])
+    assert r.exit_code == 0 and "size_bytes" in r.output
+    assert runner.invoke(app, ["inspect", str(out), "--flow", "99999"]).exit_code == EXIT_INVALID
+    r = runner.invoke(app, ["plot", str(out), "--kind", "latency_cdf", "--out", str(tmp_path / "fig")])
+    assert r.exit_code == 0 and (tmp_path / "fig.png").is_file() and (tmp_path / "fig.svg").is_file()
+    assert runner.invoke(app, ["plot", str(out), "--kind", "queue", "--out", str(tmp_path / "q.svg")]).exit_code == 0
+    assert (tmp_path / "q.svg").is_file() and not (tmp_path / "q.png").exists()
+    assert runner.invoke(app, ["plot", str(out), "--kind", "pie", "--out", str(tmp_path / "p")]).exit_code == 2
+    r = runner.invoke(app, ["rerun", str(out), "--out", str(tmp_path / "again")])
+    assert r.exit_code == 0, r.output
+    assert "identical" in r.output and "DIFFERS" not in r.output
+    (out / "summary.json").write_text("{}\n")
+    r = runner.invoke(app, ["rerun", str(out), "--out", str(tmp_path / "again2")])
+    assert r.exit_code == EXIT_FAILED and "DIFFERS" in r.output
+
+
+def test_run_quiet_and_interrupted(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pl2.cli
+
+    r = runner.invoke(app, ["run", str(tmp_path / "toy.toml"), "--out", str(tmp_path / "o"), "--quiet"])
+    assert r.exit_code == 0 and r.output == ""
+
+    def interrupted(*a: object, **k: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pl2.cli, "run_scenario", interrupted)
+    r = runner.invoke(app, ["run", str(tmp_path / "toy.toml"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_INTERRUPTED and "interrupted" in r.output
+
+
+def test_sweep_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pl2.cli
+    from pl2 import SerialExecutor
+
+    monkeypatch.setattr(pl2.cli, "LocalExecutor", lambda workers: SerialExecutor())
+    (tmp_path / "base.toml").write_text("seed = 1\n")
+    (tmp_path / "ok.toml").write_text('base = "base.toml"\nseeds = [1, 2]\n')
+    (tmp_path / "bad.toml").write_text('base = "base.toml"\n[grid]\nfail = [true]\n')
+    store = str(tmp_path / "store")
+    r = runner.invoke(app, ["sweep", str(tmp_path / "ok.toml"), "--store", store, "--quiet"])
+    assert r.exit_code == 0 and "2 runs, 2 done, 0 failed" in r.output
+    r = runner.invoke(app, ["sweep", str(tmp_path / "bad.toml"), "--store", store, "--quiet"])
+    assert r.exit_code == EXIT_FAILED and "fake failure requested" in r.output
+    (tmp_path / "worse.toml").write_text('base = "base.toml"\nseeds = [-1]\n')
+    assert runner.invoke(app, ["sweep", str(tmp_path / "worse.toml"), "--store", store]).exit_code == EXIT_INVALID
+
+
+def test_native_missing_is_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toy: Scenario) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pl2._native", None)
+    r = runner.invoke(app, ["validate", str(tmp_path / "toy.toml")])
+    assert r.exit_code == EXIT_FAILED and "maturin develop" in r.output

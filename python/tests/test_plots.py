@@ -1,0 +1,78 @@
+"""Plots render non-trivial PNG and SVG files from synthetic tables and from a run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from matplotlib.figure import Figure
+
+import pl2
+from pl2 import Scenario, plots
+
+
+def _messages(seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    size = rng.integers(64, 10**6, 2000)
+    ideal = size * 80 + 10**6
+    lat = ideal * rng.uniform(1, 10, 2000)
+    return pl.DataFrame({"size_bytes": size, "latency_ps": lat.astype(np.uint64), "slowdown": lat / ideal, "in_window": np.ones(2000, bool)})
+
+
+def _png_size(fig: Figure, tmp_path: Path, name: str) -> int:
+    png, svg = plots.save(fig, tmp_path / name)
+    assert png.suffix == ".png" and svg.suffix == ".svg" and svg.stat().st_size > 5000
+    return png.stat().st_size
+
+
+def test_latency_cdf(tmp_path: Path) -> None:
+    fig = plots.latency_cdf({"a": _messages(1), "b": _messages(2)})
+    assert "latency (µs)" in fig.axes[0].get_xlabel()
+    assert _png_size(fig, tmp_path, "cdf") > 5000
+
+
+def test_slowdown_by_size(tmp_path: Path) -> None:
+    fig = plots.slowdown_by_size(_messages(1), bins=8)
+    assert len(fig.axes[0].lines) == 2 and "bytes" in fig.axes[0].get_xlabel()
+    assert _png_size(fig, tmp_path, "sd") > 5000
+    assert len(plots.slowdown_by_size(_messages(1), bins=[64, 1e5, 5e5, 1e6]).axes[0].lines[0].get_xdata()) == 3
+
+
+def test_goodput_over_time(tmp_path: Path) -> None:
+    w = np.arange(0, 100) * 10_000_000
+    g = pl.DataFrame({"host": np.repeat([0, 1, 2], 100), "window_start_ps": np.tile(w, 3), "payload_bytes": np.tile(np.full(100, 12_500), 3)})
+    fig = plots.goodput_over_time(g, hosts=[0, 1])
+    y = fig.axes[0].lines[0].get_ydata()
+    assert y[0] == pytest.approx(10.0), "12500 B per 10 µs = 10 Gbps"
+    assert "Gbps" in fig.axes[0].get_ylabel()
+    assert _png_size(fig, tmp_path, "gp") > 5000
+
+
+def test_goodput_single_window_needs_length() -> None:
+    g = pl.DataFrame({"host": [0], "window_start_ps": [0], "payload_bytes": [1]})
+    with pytest.raises(ValueError, match="window_ps="):
+        plots.goodput_over_time(g)
+    assert plots.goodput_over_time(g, window_ps=1000)
+
+
+def test_queue_and_drops(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    w = np.arange(50) * 10_000_000
+    ports = pl.DataFrame({"port": np.repeat([0, 1], 50), "node": ["s0"] * 100, "peer": ["h0"] * 50 + ["h1"] * 50, "window_start_ps": np.tile(w, 2), "max_queue_bytes": rng.integers(0, 300_000, 100)})
+    fig = plots.queue_over_time(ports)
+    assert "KiB" in fig.axes[0].get_ylabel()
+    assert _png_size(fig, tmp_path, "q") > 5000
+    drops = pl.DataFrame({"time_ps": np.sort(rng.integers(0, 5 * 10**8, 300)), "reason": rng.choice(["buffer_full", "port_limit"], 300)})
+    assert _png_size(plots.drops_over_time(drops), tmp_path, "d") > 5000
+    assert plots.drops_over_time(drops.head(0))
+
+
+def test_from_a_run_and_deterministic_files(toy: Scenario, tmp_path: Path) -> None:
+    r = pl2.run(toy, progress=False)
+    for f in (plots.latency_cdf, plots.slowdown_by_size, plots.goodput_over_time, plots.queue_over_time, plots.drops_over_time):
+        assert _png_size(f(r), tmp_path, f.__name__) > 5000
+    a = plots.save(plots.latency_cdf(r), tmp_path / "x")
+    b = plots.save(plots.latency_cdf(r), tmp_path / "y")
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]

@@ -1,0 +1,127 @@
+"""Integration tests with the compiled `pl2._native` (skipped when it is not built):
+the contract's shapes, determinism end to end, a process-pool sweep, and a sweep that is
+SIGKILLed midway and resumed. Scenario: tests/data/real_small.toml, or the file named by
+$PL2_TEST_SCENARIO."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+import pl2
+from pl2 import LocalExecutor, Scenario, Sweep, open_store, run_sweep
+from pl2.cli import app
+
+pytestmark = pytest.mark.real_native
+PYTHON_DIR = Path(__file__).resolve().parent.parent
+SCENARIO = Path(os.environ.get("PL2_TEST_SCENARIO", Path(__file__).resolve().parent / "data" / "real_small.toml"))
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    p = tmp_path / "scenario.toml"
+    shutil.copy(SCENARIO, p)
+    return p
+
+
+def test_contract_shapes(scenario: Path) -> None:
+    sc = Scenario.from_file(scenario)
+    assert Scenario.from_toml(sc.canonical(), sc.base_dir).hash() == sc.hash()
+    r = pl2.run(sc, progress=False)
+    for key in ("scenario", "scenario_hash", "seed", "build", "stop_reason", "sim_time_ps", "counters", "messages", "goodput_gbps", "drops", "max_queue_bytes"):
+        assert key in r.summary, key
+    assert r.summary["scenario_hash"] == sc.hash() and r.scenario == sc.canonical()
+    assert set(r.tables) >= {"messages", "drops", "ports", "goodput"}
+    assert r.messages.columns[:4] == ["id", "src", "dst", "size_bytes"]
+    assert {"source_hash", "version"} <= set(pl2._ffi.call("build_info"))
+
+
+def test_invalid_is_scenario_error(tmp_path: Path) -> None:
+    with pytest.raises(pl2.ScenarioError, match="network.link.rate"):
+        Scenario.from_toml('[network.link]\nrate = "fast"\n', tmp_path).validate()
+
+
+def test_progress_and_early_stop(scenario: Path) -> None:
+    calls: list[tuple[int, int, int, float]] = []
+
+    def stop_at_once(*a: object) -> bool:
+        calls.append(a)  # type: ignore[arg-type]
+        return False
+
+    r = pl2.run(scenario, progress=stop_at_once)
+    assert calls and r.summary["sim_time_ps"] <= calls[0][1]
+
+
+def test_runs_are_byte_identical_and_rerun_agrees(scenario: Path, tmp_path: Path) -> None:
+    a = pl2.run(scenario, progress=False).write(tmp_path / "a")
+    b = pl2.run(scenario, progress=False).write(tmp_path / "b")
+    assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
+    r = CliRunner().invoke(app, ["rerun", str(tmp_path / "a"), "--out", str(tmp_path / "c"), "--quiet"])
+    assert r.exit_code == 0, r.output
+
+
+def test_process_pool_sweep(scenario: Path, tmp_path: Path) -> None:
+    sw = Sweep(Scenario.from_file(scenario), grid={"workload.0.load": [0.2, 0.4]}, seeds=[1, 2], name="pool")
+    df = run_sweep(sw, open_store(tmp_path / "store"), LocalExecutor(2), progress=False)
+    assert df.height == 4 and df["status"].to_list() == ["done"] * 4
+    s = pl2.summarise(df, by=["workload.0.load"])
+    assert s["runs"].to_list() == [2, 2]
+
+
+def test_sigkill_sweep_resumes(scenario: Path, tmp_path: Path) -> None:
+    seeds = list(range(1, 13))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'base = "scenario.toml"\nname = "killme"\nseeds = {seeds}\n[grid]\n"workload.0.load" = [0.3, 0.5]\n')
+    root = tmp_path / "store"
+    total = 2 * len(seeds)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-m", "pl2", "sweep", str(spec), "--store", str(root), "--workers", "2", "--quiet"]
+    log = tmp_path / "first.log"
+    with log.open("w") as out:
+        first = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    runs = root / "runs"
+    deadline = time.monotonic() + 300
+    while not (runs.is_dir() and any(runs.iterdir())):
+        assert first.poll() is None, f"the sweep ended before any run finished: {log.read_text()}"
+        assert time.monotonic() < deadline, "no run finished in 300 s"
+        time.sleep(0.02)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait()
+    done_before = len(list(runs.iterdir()))
+    assert done_before < total, f"all {total} runs finished before the kill: lengthen run.duration in {SCENARIO}"
+    time.sleep(0.5)
+    with contextlib_suppress():
+        os.killpg(first.pid, 0)
+        pytest.fail("worker processes outlived the killed driver")
+
+    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert second.returncode == 0, second.stdout + second.stderr
+    store = open_store(root)
+    cat = store.query("SELECT * FROM runs ORDER BY run_id")
+    assert cat.height == total and cat["run_id"].n_unique() == total
+    assert cat["status"].to_list() == ["done"] * total
+    assert len(list(runs.iterdir())) == total and list(store.tmp_dir.iterdir()) == []
+    ids = {r.run_id for r in Sweep.from_file(spec).runs()}
+    assert set(cat["run_id"].to_list()) == ids
+    store.rebuild_catalogue()
+    assert store.query("SELECT * FROM runs ORDER BY run_id").equals(cat)
+    assert pl.DataFrame(cat).filter(pl.col("sweep") != "killme").height == 0
+
+
+class contextlib_suppress:
+    """Suppresses ProcessLookupError: the process group is gone, as it should be."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: object) -> bool:
+        return et is ProcessLookupError

@@ -1,0 +1,74 @@
+"""RunResult: conversions, deterministic writing (byte-identical files), loading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import pl2
+from pl2 import RunResult, Scenario
+from pl2.results import ipc_bytes
+
+
+@pytest.fixture
+def result(toy: Scenario) -> RunResult:
+    return pl2.run(toy, progress=False)
+
+
+def test_tables_are_polars(result: RunResult) -> None:
+    assert set(result.tables) == {"messages", "drops", "ports", "goodput"}
+    assert isinstance(result.messages, pl.DataFrame)
+    assert result.messages.schema["latency_ps"] == pl.UInt64
+    assert result.drops.height == 30 and result.ports.height > 0 and result.goodput.height > 0
+    assert result.scenario == result.summary["scenario"]
+    assert len(result.scenario_hash) == 16
+
+
+def test_missing_table_names_the_others(result: RunResult) -> None:
+    with pytest.raises(KeyError, match="no 'flows' table; it has: drops, goodput, messages, ports"):
+        result.table("flows")
+
+
+def test_write_is_byte_identical(result: RunResult, toy: Scenario, tmp_path: Path) -> None:
+    a = result.write(tmp_path / "a")
+    b = pl2.run(toy, progress=False).write(tmp_path / "b")
+    assert [p.name for p in a] == ["drops.parquet", "goodput.parquet", "messages.parquet", "ports.parquet", "summary.json", "scenario.toml"]
+    for pa_, pb in zip(a, b):
+        assert pa_.read_bytes() == pb.read_bytes(), pa_.name
+    loaded = RunResult.load(tmp_path / "a")
+    c = loaded.write(tmp_path / "c")
+    for pa_, pc in zip(a, c):
+        assert pa_.read_bytes() == pc.read_bytes(), f"{pa_.name} changes after a load/write round trip"
+
+
+def test_summary_file_format(result: RunResult, tmp_path: Path) -> None:
+    result.write(tmp_path)
+    text = (tmp_path / "summary.json").read_text()
+    assert text == json.dumps(result.summary, sort_keys=True, indent=2) + "\n"
+    assert (tmp_path / "scenario.toml").read_text() == result.scenario
+
+
+def test_load_round_trip(result: RunResult, tmp_path: Path) -> None:
+    result.write(tmp_path)
+    back = RunResult.load(tmp_path)
+    assert back.summary == result.summary
+    for name, df in result.tables.items():
+        assert back.tables[name].equals(df), name
+
+
+def test_load_of_a_non_run_dir(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="is not a run directory"):
+        RunResult.load(tmp_path)
+
+
+def test_ipc_round_trip(result: RunResult) -> None:
+    back = RunResult.from_ipc(json.dumps(result.summary), {k: ipc_bytes(v) for k, v in result.arrow.items()})
+    assert back.arrow["messages"].equals(result.arrow["messages"])
+
+
+def test_to_pandas(result: RunResult) -> None:
+    pytest.importorskip("pandas")
+    assert len(result.to_pandas("messages")) == result.messages.height

@@ -1,0 +1,60 @@
+"""pl2.run: progress callbacks, early stop, Ctrl-C (KeyboardInterrupt from the callback)
+and errors raised by a user's callback."""
+
+from __future__ import annotations
+
+import pytest
+
+import pl2
+from pl2 import Scenario, ScenarioError
+
+
+def test_callback_sees_progress(toy: Scenario) -> None:
+    seen: list[tuple[int, int, int, float]] = []
+    r = pl2.run(toy, progress=lambda *a: seen.append(a))
+    assert len(seen) == 3 and seen[-1][1] == 1_000_000
+    assert r.summary["stop_reason"] == "EndTime"
+
+
+def test_callback_false_stops_early(toy: Scenario) -> None:
+    r = pl2.run(toy, progress=lambda *a: False)
+    assert r.summary["stop_reason"] == "Interrupted"
+
+
+def test_ctrl_c_stops_then_raises(toy: Scenario) -> None:
+    calls = []
+
+    def cb(*a: object) -> bool:
+        calls.append(a)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pl2.run(toy, progress=cb)
+    assert len(calls) == 1, "the run stopped at the first callback"
+
+
+def test_callback_error_is_reraised(toy: Scenario) -> None:
+    def cb(*a: object) -> bool:
+        raise ZeroDivisionError("boom")
+
+    with pytest.raises(ZeroDivisionError, match="boom"):
+        pl2.run(toy, progress=cb)
+
+
+def test_seed_override_and_path(toy: Scenario, tmp_path) -> None:
+    r = pl2.run(tmp_path / "toy.toml", progress=False, seed=11)
+    assert r.summary["seed"] == 11
+
+
+def test_forced_bar_draws(toy: Scenario) -> None:
+    assert pl2.run(toy, progress="always").summary["stop_reason"] == "EndTime"
+
+
+def test_bad_progress_argument(toy: Scenario) -> None:
+    with pytest.raises(ValueError, match="progress='sometimes'"):
+        pl2.run(toy, progress="sometimes")  # type: ignore[arg-type]
+
+
+def test_invalid_scenario() -> None:
+    with pytest.raises(ScenarioError, match="network.link.rate"):
+        pl2.run(Scenario.from_toml('[network.link]\nrate = "fast"\n'), progress=False)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Sets up a fresh machine and runs every test: Rust (cargo-nextest, optimised `ci`
+# profile) and Python (pytest against the freshly built extension). Prints the time of
+# each stage. Used by .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$(date +%s)
+stage() { echo "=== [$(( $(date +%s) - t0 ))s] $*"; }
+
+stage "python dependencies"
+python3 -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" pytest polars pyarrow matplotlib typer rich duckdb numpy
+
+stage "cargo-nextest"
+command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
+
+# The extension and the Rust tests share one optimised build (profile `ci`).
+stage "build and install the Python package (profile ci)"
+MATURIN_PEP517_ARGS="--profile ci" python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+
+stage "rust tests"
+cargo nextest run --cargo-profile ci --workspace --no-fail-fast --slow-timeout "60s" --final-status-level none
+
+stage "python tests"
+python3 -m pytest -q python/tests
+
+stage "done"
