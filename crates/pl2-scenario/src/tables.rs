@@ -51,6 +51,8 @@ pub struct Collector {
     drops: DropCols,
     ports: Vec<(u32, u64, u64, u64)>,
     goodput: Vec<(u32, u64, u64)>,
+    trace: Vec<pl2_sim::metrics::TraceRecord>,
+    probes: Vec<pl2_sim::metrics::ProbeRecord>,
 }
 
 impl Collector {
@@ -82,6 +84,8 @@ impl Collector {
         }
         self.ports.extend(r.ports.into_iter().map(|p| (p.port, p.window_start.0, p.max_queue_bytes, p.tx_bytes)));
         self.goodput.extend(r.goodput.into_iter().map(|g| (g.host, g.window_start.0, g.payload_bytes)));
+        self.trace.extend(r.trace);
+        self.probes.extend(r.probes);
     }
 
     /// Message statistics inputs: (size, latency or None if unfinished, slowdown or None)
@@ -111,6 +115,8 @@ impl Collector {
             ("drops", drops_batch(&self.drops)),
             ("ports", ports_batch(&self.ports, graph)),
             ("goodput", goodput_batch(&self.goodput)),
+            ("trace", trace_batch(&self.trace, graph)),
+            ("probes", probes_batch(&self.probes)),
         ]
     }
 }
@@ -282,5 +288,78 @@ fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
             ("payload_bytes", DataType::UInt64, false),
         ],
         vec![u32s(rows.iter().map(|r| r.0)), u64s(rows.iter().map(|r| r.1)), u64s(rows.iter().map(|r| r.2))],
+    )
+}
+
+fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordBatch {
+    let (mut event, mut node, mut kind) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
+    let (mut prio, mut flags) = (UInt8Builder::new(), UInt8Builder::new());
+    for r in rows {
+        event.append_value(r.event.name());
+        node.append_value(node_name(graph, r.node));
+        kind.append_value(match r.packet.kind {
+            pl2_sim::packet::PktKind::Data => "data",
+            pl2_sim::packet::PktKind::Ack => "ack",
+            pl2_sim::packet::PktKind::Control => "control",
+        });
+        prio.append_value(r.packet.prio);
+        flags.append_value(r.packet.flags);
+    }
+    batch(
+        vec![
+            ("time_ps", DataType::UInt64, false),
+            ("event", DataType::Utf8, false),
+            ("node", DataType::Utf8, false),
+            ("port", DataType::UInt32, false),
+            ("src", DataType::UInt32, false),
+            ("dst", DataType::UInt32, false),
+            ("flow", DataType::UInt32, false),
+            ("seq", DataType::UInt32, false),
+            ("kind", DataType::Utf8, false),
+            ("priority", DataType::UInt8, false),
+            ("flags", DataType::UInt8, false),
+            ("wire_bytes", DataType::UInt32, false),
+            ("payload_bytes", DataType::UInt32, false),
+        ],
+        vec![
+            u64s(rows.iter().map(|r| r.time.0)),
+            Arc::new(event.finish()),
+            Arc::new(node.finish()),
+            u32s(rows.iter().map(|r| r.port)),
+            u32s(rows.iter().map(|r| r.packet.src)),
+            u32s(rows.iter().map(|r| r.packet.dst)),
+            u32s(rows.iter().map(|r| r.packet.flow)),
+            u32s(rows.iter().map(|r| r.packet.seq)),
+            Arc::new(kind.finish()),
+            Arc::new(prio.finish()),
+            Arc::new(flags.finish()),
+            u32s(rows.iter().map(|r| r.packet.wire)),
+            u32s(rows.iter().map(|r| r.packet.payload)),
+        ],
+    )
+}
+
+fn probes_batch(rows: &[pl2_sim::metrics::ProbeRecord]) -> RecordBatch {
+    let mut name = StringBuilder::new();
+    let mut value = Float64Builder::new();
+    for r in rows {
+        name.append_value(r.name);
+        value.append_value(r.value);
+    }
+    batch(
+        vec![
+            ("time_ps", DataType::UInt64, false),
+            ("host", DataType::UInt32, false),
+            ("flow", DataType::UInt32, false),
+            ("name", DataType::Utf8, false),
+            ("value", DataType::Float64, false),
+        ],
+        vec![
+            u64s(rows.iter().map(|r| r.time.0)),
+            u32s(rows.iter().map(|r| r.host)),
+            u32s(rows.iter().map(|r| r.flow)),
+            Arc::new(name.finish()),
+            Arc::new(value.finish()),
+        ],
     )
 }

@@ -125,6 +125,47 @@ impl Counters {
     }
 }
 
+/// What happened to a traced frame.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TraceEvent {
+    /// Serialisation started at `port` of `node`.
+    Tx,
+    /// Reached `node` (a switch's output queue, or a host's application side).
+    Arrive,
+    /// Dropped at `node`.
+    Drop,
+}
+
+impl TraceEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceEvent::Tx => "tx",
+            TraceEvent::Arrive => "arrive",
+            TraceEvent::Drop => "drop",
+        }
+    }
+}
+
+/// One traced frame event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceRecord {
+    pub time: SimTime,
+    pub event: TraceEvent,
+    pub node: u32,
+    pub port: u32,
+    pub packet: crate::packet::Packet,
+}
+
+/// A value a protocol published for one of its flows (cwnd, bytes in flight, slots...).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProbeRecord {
+    pub time: SimTime,
+    pub host: u32,
+    pub flow: u32,
+    pub name: &'static str,
+    pub value: f64,
+}
+
 /// Records accumulated since the driver last drained them.
 #[derive(Default)]
 pub struct Records {
@@ -132,14 +173,16 @@ pub struct Records {
     pub drops: Vec<DropRecord>,
     pub ports: Vec<PortWindow>,
     pub goodput: Vec<GoodputWindow>,
+    pub trace: Vec<TraceRecord>,
+    pub probes: Vec<ProbeRecord>,
 }
 
 impl Records {
-    pub fn is_empty(&self) -> bool {
-        self.messages.is_empty() && self.drops.is_empty() && self.ports.is_empty() && self.goodput.is_empty()
-    }
     pub fn len(&self) -> usize {
-        self.messages.len() + self.drops.len() + self.ports.len() + self.goodput.len()
+        self.messages.len() + self.drops.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 

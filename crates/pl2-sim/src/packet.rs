@@ -39,7 +39,7 @@ pub mod flags {
 }
 
 /// One frame. Exactly 64 bytes (see the size test below).
-#[derive(Copy, Clone, Debug, Default)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Packet {
     /// When the transport created it.
     pub created: SimTime,

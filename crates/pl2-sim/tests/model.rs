@@ -10,5 +10,6 @@ mod model {
     mod incast_buffer;
     mod md1_queue;
     mod overrides;
+    mod trace;
     mod unloaded_latency;
 }

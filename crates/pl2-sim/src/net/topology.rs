@@ -42,6 +42,9 @@ fn err(field: &str, problem: impl Into<String>) -> TopologyError {
     TopologyError { field: field.into(), problem: problem.into() }
 }
 
+/// Largest number of hosts (and of switches) a topology may have.
+pub const MAX_HOSTS: u32 = 1 << 17;
+
 impl Graph {
     pub fn nodes(&self) -> u32 {
         self.hosts + self.switches
@@ -54,8 +57,8 @@ impl Graph {
         let l = |a: u32, b: u32, c: &LinkConfig, tier| LinkSpec { a, b, rate: c.rate, delay: c.delay, tier };
         let g = match cfg {
             TopologyConfig::SingleRack { hosts, breakout } => {
-                if *hosts < 2 {
-                    return Err(err("hosts", format!("{hosts} hosts; a rack needs at least 2")));
+                if *hosts < 2 || *hosts > MAX_HOSTS {
+                    return Err(err("hosts", format!("{hosts} hosts; a rack needs 2..{MAX_HOSTS}")));
                 }
                 if ![1, 2, 4, 8].contains(breakout) {
                     return Err(err("breakout", format!("{breakout} lanes; a port splits into 1, 2, 4 or 8 lanes (e.g. 4 for 4×25G on 100G)")));
@@ -74,8 +77,8 @@ impl Graph {
                 }
             }
             TopologyConfig::Dumbbell { hosts_per_side, bottleneck } => {
-                if *hosts_per_side < 1 {
-                    return Err(err("hosts_per_side", "must be at least 1"));
+                if *hosts_per_side < 1 || *hosts_per_side > MAX_HOSTS / 2 {
+                    return Err(err("hosts_per_side", format!("{hosts_per_side}; use 1..{}", MAX_HOSTS / 2)));
                 }
                 let n = 2 * hosts_per_side;
                 let (s0, s1) = (n, n + 1);
@@ -87,6 +90,9 @@ impl Graph {
             TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, uplink } => {
                 if *leaves < 1 || *spines < 1 || *hosts_per_leaf < 1 {
                     return Err(err("leaves", "leaves, spines and hosts_per_leaf must each be at least 1"));
+                }
+                if (*leaves as u64) * (*hosts_per_leaf as u64) > MAX_HOSTS as u64 || (*leaves as u64) * (*spines as u64) > (MAX_HOSTS as u64) * 8 {
+                    return Err(err("leaves", format!("{leaves} leaves × {hosts_per_leaf} hosts × {spines} spines is too large; pl2 builds at most {MAX_HOSTS} hosts")));
                 }
                 let hosts = leaves * hosts_per_leaf;
                 let mut links = Vec::new();
@@ -103,8 +109,8 @@ impl Graph {
                 Graph { hosts, switches: leaves + spines, switch_tier: tier, breakout: 1, links }
             }
             TopologyConfig::FatTree { k } => {
-                if *k < 2 || k % 2 != 0 {
-                    return Err(err("k", format!("{k}; a fat tree needs an even k ≥ 2 (e.g. 4, 8, 16)")));
+                if *k < 2 || k % 2 != 0 || *k > 64 {
+                    return Err(err("k", format!("{k}; a fat tree needs an even k from 2 to 64 (e.g. 4, 8, 16)")));
                 }
                 let k = *k;
                 let half = k / 2;
@@ -137,8 +143,8 @@ impl Graph {
                 Graph { hosts, switches: edges + aggs + cores, switch_tier: tier, breakout: 1, links }
             }
             TopologyConfig::Custom { hosts, switches, links } => {
-                if *hosts < 2 {
-                    return Err(err("hosts", "a network needs at least 2 hosts"));
+                if *hosts < 2 || *hosts > MAX_HOSTS || *switches > MAX_HOSTS {
+                    return Err(err("hosts", format!("a network needs 2..{MAX_HOSTS} hosts and at most {MAX_HOSTS} switches")));
                 }
                 let parse = |name: &str, i: usize, end: &str| -> Result<u32, TopologyError> {
                     let field = format!("links[{i}].{end}");
@@ -179,6 +185,9 @@ impl Graph {
                 g
             }
         };
+        if g.hosts > MAX_HOSTS || g.switches > MAX_HOSTS {
+            return Err(err("kind", format!("{} hosts and {} switches; pl2 builds at most {MAX_HOSTS} of each", g.hosts, g.switches)));
+        }
         g.check_connected()?;
         Ok(g)
     }

@@ -197,9 +197,19 @@ impl Simulation {
             group: Vec::new(),
             emit: Vec::new(),
             link_fec,
+            tracer: None,
             port_rng,
         };
         sim.validate_sources()?;
+        if let Some(t) = sim.metrics.trace.clone() {
+            let nodes = t
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| sim.node_of(n, &format!("metrics.trace.nodes[{i}]")))
+                .collect::<Result<Vec<_>, _>>()?;
+            sim.tracer = Some(Box::new(Tracer { cfg: t, nodes, written: 0 }));
+        }
         sim.install_faults()?;
         for i in 0..sim.sources.len() {
             sim.schedule_next_arrival(i as u32);

@@ -36,7 +36,7 @@ fn one() -> u32 {
 }
 
 impl Simulation {
-    fn node_of(&self, name: &str, field: &str) -> Result<u32, BuildError> {
+    pub(crate) fn node_of(&self, name: &str, field: &str) -> Result<u32, BuildError> {
         let (hosts, switches) = (self.graph.hosts, self.graph.switches);
         let bad = || invalid(field, format!("{name:?} is not a node; write \"h<index>\" (0..{hosts}) or \"s<index>\" (0..{switches})"));
         let (kind, idx) = name.split_at(1.min(name.len()));

@@ -113,6 +113,11 @@ impl Simulation {
             g.sum += acts.goodput_bytes;
             g.active = true;
         }
+        if self.metrics.probes {
+            for &(flow, name, value) in &acts.probes {
+                self.records.probes.push(crate::metrics::ProbeRecord { time: now, host: h, flow, name, value });
+            }
+        }
         for &(slot, gen) in &acts.delivered {
             self.finish_message(slot, gen);
         }

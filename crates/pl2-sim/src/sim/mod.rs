@@ -13,6 +13,7 @@ mod host;
 mod ideal;
 mod run;
 mod switch;
+mod trace;
 
 pub use build::BuildError;
 pub use faults::FaultSpec;
@@ -78,12 +79,45 @@ pub struct MetricsConfig {
     pub window: Duration,
     /// Keep one record per dropped frame (counts are always kept). Default true.
     pub drop_records: bool,
+    /// Per-frame trace (off by default; costs nothing when off).
+    pub trace: Option<TraceConfig>,
+    /// Keep the values protocols publish about their flows. Default true.
+    pub probes: bool,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { window: Duration::from_us(10), drop_records: true }
+        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true }
     }
+}
+
+/// Which frames to trace: all filters must match (an empty list matches everything).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TraceConfig {
+    /// Flow ids (for raw Ethernet, message ids).
+    pub flows: Vec<u32>,
+    /// Nodes where events happen, `"h3"` or `"s0"`.
+    pub nodes: Vec<String>,
+    /// Global port ids.
+    pub ports: Vec<u32>,
+    pub from: Duration,
+    pub until: Option<Duration>,
+    /// Stop tracing after this many records. Default 1,000,000.
+    pub max_records: u64,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig { flows: vec![], nodes: vec![], ports: vec![], from: Duration::ZERO, until: None, max_records: 1_000_000 }
+    }
+}
+
+/// A trace filter with node names resolved.
+pub(crate) struct Tracer {
+    pub cfg: TraceConfig,
+    pub nodes: Vec<u32>,
+    pub written: u64,
 }
 
 /// Everything needed to build a simulation.
@@ -192,6 +226,7 @@ pub struct Simulation {
     pub(crate) group: Vec<PktId>,
     pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) link_fec: Vec<DelayDist>,
+    pub(crate) tracer: Option<Box<Tracer>>,
     pub(crate) port_rng: Vec<SimRng>,
 }
 

@@ -6,7 +6,7 @@ use super::*;
 use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
 use crate::transport::Protocol;
-use crate::metrics::{DropReason, DropRecord, PortWindow};
+use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
 use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
 use crate::packet::{flags, PktKind};
 
@@ -59,6 +59,13 @@ impl Simulation {
     /// frame's arrival at the far node's output queue (or application).
     fn start_tx(&mut self, port: u32, pkt: PktId, ingress: u32) {
         let now = self.now;
+        if self.tracer.is_some() {
+            let node = match self.ports[port as usize].owner {
+                Owner::Host(h) => h,
+                Owner::Switch { index, .. } => self.graph.hosts + index,
+            };
+            self.trace(TraceEvent::Tx, node, port, pkt);
+        }
         let pk = self.arena.get_mut(pkt);
         let p = &mut self.ports[port as usize];
         let wire = pk.wire as u64;
@@ -156,6 +163,7 @@ impl Simulation {
         let pk = self.arena.get_mut(pkt);
         pk.hops = pk.hops.saturating_add(1);
         pk.enqueued = now;
+        self.trace(TraceEvent::Arrive, peer, port, pkt);
         match peer_host {
             Some(h) => self.host_receive(h, pkt),
             None => self.switch_receive(port, pkt),
@@ -279,6 +287,7 @@ impl Simulation {
     /// Drops a frame, recording where and why.
     pub(crate) fn drop_packet(&mut self, pkt: PktId, reason: DropReason, node: u32, port: u32) {
         self.counters.drops[reason as usize] += 1;
+        self.trace(TraceEvent::Drop, node, port, pkt);
         if self.metrics.drop_records {
             let p = self.arena.get(pkt);
             let m = &self.msgs.get(p.msg as usize);

@@ -63,6 +63,8 @@ pub struct Actions {
     /// Application payload newly delivered in order to this host's applications
     /// (duplicates excluded): the goodput series.
     pub goodput_bytes: u64,
+    /// Values published for the probe table: (flow, name, value).
+    pub probes: Vec<(u32, &'static str, f64)>,
 }
 
 impl Actions {
@@ -72,6 +74,7 @@ impl Actions {
         self.delivered.clear();
         self.released.clear();
         self.goodput_bytes = 0;
+        self.probes.clear();
     }
     pub fn set_timer(&mut self, id: u32, at: SimTime) {
         self.timers.push((id, Some(at)));
