@@ -3,13 +3,14 @@
 //!
 //! Components keep their own FIFOs (a link's packets in flight, a host's delay line) and
 //! put only their head in this queue, so it holds O(ports + hosts + timers) entries, not
-//! O(packets). Entries are plain 24-byte records in a binary heap.
+//! O(packets). Entries are single 16-byte integers in a binary heap.
 
 use crate::units::SimTime;
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// What happens when an event fires. Indices refer to the simulation's tables.
+/// What happens when an event fires. Indices refer to the simulation's tables (at most
+/// 2²⁸ of each).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Ev {
     /// The port finished serialising its current frame.
@@ -18,8 +19,8 @@ pub enum Ev {
     LinkHead(u32),
     /// The head of the host's send path reached its NIC queues.
     HostTx(u32),
-    /// A transport timer (host, timer id).
-    Timer(u32, u32),
+    /// A transport timer (global timer index).
+    Timer(u32),
     /// The next arrival of workload source `i`.
     Arrival(u32),
     /// The first message of persistent stream `i`.
@@ -30,45 +31,68 @@ pub enum Ev {
     Sample,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-struct Entry {
-    time: SimTime,
-    seq: u64,
-    ev: Ev,
-}
+const INDEX_BITS: u32 = 28;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest first.
-        o.time.cmp(&self.time).then(o.seq.cmp(&self.seq))
+impl Ev {
+    #[inline]
+    fn encode(self) -> u32 {
+        let (tag, i) = match self {
+            Ev::PortFree(i) => (0, i),
+            Ev::LinkHead(i) => (1, i),
+            Ev::HostTx(i) => (2, i),
+            Ev::Timer(i) => (3, i),
+            Ev::Arrival(i) => (4, i),
+            Ev::Stream(i) => (5, i),
+            Ev::Fault(i) => (6, i),
+            Ev::Sample => (7, 0),
+        };
+        debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
+        tag << INDEX_BITS | (i & INDEX_MASK)
+    }
+    #[inline]
+    fn decode(code: u32) -> Ev {
+        let i = code & INDEX_MASK;
+        match code >> INDEX_BITS {
+            0 => Ev::PortFree(i),
+            1 => Ev::LinkHead(i),
+            2 => Ev::HostTx(i),
+            3 => Ev::Timer(i),
+            4 => Ev::Arrival(i),
+            5 => Ev::Stream(i),
+            6 => Ev::Fault(i),
+            _ => Ev::Sample,
+        }
     }
 }
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
 
-/// Time-then-insertion ordered event queue.
+/// Time-then-insertion ordered event queue. An entry is one `u128`: time in the high
+/// 64 bits, then the insertion sequence (32 bits) and the event code (32 bits), so one
+/// branch-free integer comparison orders by time and then by insertion.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Entry>,
-    seq: u64,
+    heap: BinaryHeap<Reverse<u128>>,
+    seq: u32,
     popped: u64,
 }
 
 impl EventQueue {
     pub fn push(&mut self, time: SimTime, ev: Ev) {
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
         self.seq += 1;
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        self.heap.push(Reverse((time.0 as u128) << 64 | (self.seq as u128) << 32 | ev.encode() as u128));
     }
+
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
-        let e = self.heap.pop()?;
+        let Reverse(k) = self.heap.pop()?;
         self.popped += 1;
-        Some((e.time, e.ev))
+        Some((SimTime((k >> 64) as u64), Ev::decode(k as u32)))
     }
+
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|e| e.time)
+        self.heap.peek().map(|Reverse(k)| SimTime((k >> 64) as u64))
     }
     /// Events executed so far.
     pub fn executed(&self) -> u64 {
@@ -79,6 +103,20 @@ impl EventQueue {
     }
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
+    }
+
+    /// Sequence numbers ran out (2³² insertions): renumber the queued entries in their
+    /// current order, keeping the order exactly.
+    fn renumber(&mut self) {
+        let mut all: Vec<u128> = std::mem::take(&mut self.heap).into_iter().map(|Reverse(k)| k).collect();
+        all.sort_unstable();
+        for (i, k) in all.iter_mut().enumerate() {
+            let time = *k >> 64;
+            let code = *k & 0xffff_ffff;
+            *k = time << 64 | ((i as u128 + 1) << 32) | code;
+        }
+        self.seq = all.len() as u32;
+        self.heap = all.into_iter().map(Reverse).collect();
     }
 }
 
@@ -154,6 +192,38 @@ mod tests {
         q.push(SimTime(3), Ev::PortFree(3));
         let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
         assert_eq!(order, vec![Ev::PortFree(1), Ev::PortFree(3), Ev::Sample, Ev::PortFree(2)]);
+    }
+
+    #[test]
+    fn matches_a_sorted_reference_on_random_pushes_and_pops() {
+        let mut rng = crate::rng::SimRng::stream(5, "heap");
+        let mut q = EventQueue::default();
+        let mut reference: Vec<(u64, u64, Ev)> = Vec::new();
+        let mut seq = 0;
+        for _ in 0..20_000 {
+            if rng.below(3) < 2 {
+                let t = rng.below(500);
+                let ev = Ev::LinkHead(rng.below(1 << 20) as u32);
+                seq += 1;
+                q.push(SimTime(t), ev);
+                reference.push((t, seq, ev));
+            } else {
+                reference.sort_by_key(|r| (r.0, r.1));
+                let want = (!reference.is_empty()).then(|| reference.remove(0));
+                assert_eq!(q.pop(), want.map(|(t, _, e)| (SimTime(t), e)));
+            }
+        }
+    }
+
+    #[test]
+    fn renumbering_keeps_the_order() {
+        let mut q = EventQueue::default();
+        q.seq = u32::MAX - 2;
+        for i in 0..6 {
+            q.push(SimTime(7), Ev::HostTx(i));
+        }
+        let order: Vec<Ev> = std::iter::from_fn(|| q.pop().map(|e| e.1)).collect();
+        assert_eq!(order, (0..6).map(Ev::HostTx).collect::<Vec<_>>());
     }
 
     #[test]

@@ -198,6 +198,7 @@ impl Simulation {
             emit: Vec::new(),
             link_fec,
             tracer: None,
+            timers: Vec::new(),
             port_rng,
         };
         sim.validate_sources()?;

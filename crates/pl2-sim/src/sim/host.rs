@@ -93,15 +93,21 @@ impl Simulation {
             let host = &mut self.hosts[h as usize];
             let id_us = id as usize;
             if id_us >= host.timers.len() {
-                host.timers.resize(id_us + 1, TimerSlot::default());
+                host.timers.resize(id_us + 1, u32::MAX);
             }
+            if host.timers[id_us] == u32::MAX {
+                host.timers[id_us] = self.timers.len() as u32;
+                self.timers.push((TimerSlot::default(), h, id));
+            }
+            let g = host.timers[id_us];
+            let slot = &mut self.timers[g as usize].0;
             match at {
                 Some(t) => {
-                    if let Some(push) = host.timers[id_us].arm(t.max(now)) {
-                        self.events.push(push, Ev::Timer(h, id));
+                    if let Some(push) = slot.arm(t.max(now)) {
+                        self.events.push(push, Ev::Timer(g));
                     }
                 }
-                None => host.timers[id_us].cancel(),
+                None => slot.cancel(),
             }
         }
         if acts.goodput_bytes > 0 {
@@ -213,8 +219,12 @@ impl Simulation {
             host.txline.extend(self.group.drain(..).map(|p| (exit, p)));
         }
         if was_empty {
-            if let Some(&(t, _)) = host.txline.front() {
-                self.events.push(t, Ev::HostTx(h));
+            match host.txline.front() {
+                // Nothing delays the hand-over: skip the event (the common case with
+                // zero send latency, e.g. refilling the transmit ring).
+                Some(&(t, _)) if t <= now => self.on_host_tx(h),
+                Some(&(t, _)) => self.events.push(t, Ev::HostTx(h)),
+                None => {}
             }
         }
     }
@@ -253,14 +263,15 @@ impl Simulation {
     }
 
     /// A transport timer fired.
-    pub(crate) fn on_timer(&mut self, h: u32, id: u32) {
+    pub(crate) fn on_timer(&mut self, g: u32) {
         use crate::engine::TimerFire;
-        let host = &mut self.hosts[h as usize];
-        match host.timers[id as usize].on_pop(self.now) {
+        let (slot, h, id) = &mut self.timers[g as usize];
+        let (h, id) = (*h, *id);
+        match slot.on_pop(self.now) {
             TimerFire::Stale => {}
-            TimerFire::Requeue(t) => self.events.push(t, Ev::Timer(h, id)),
+            TimerFire::Requeue(t) => self.events.push(t, Ev::Timer(g)),
             TimerFire::Fire => {
-                if !host.up {
+                if !self.hosts[h as usize].up {
                     return;
                 }
                 let mut acts = std::mem::take(&mut self.actions);

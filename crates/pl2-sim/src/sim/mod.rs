@@ -178,7 +178,8 @@ pub(crate) struct Host {
     pub thread_busy: Vec<bool>,
     pub thread_queue: Vec<VecDeque<u32>>,
     pub shared_queue: VecDeque<u32>,
-    pub timers: Vec<TimerSlot>,
+    /// Global timer index of each of the transport's timer ids (`u32::MAX`: none yet).
+    pub timers: Vec<u32>,
     pub up: bool,
     pub goodput: LazyWindow,
 }
@@ -227,6 +228,8 @@ pub struct Simulation {
     pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
+    /// Every transport timer: its slot, host and the transport's own id.
+    pub(crate) timers: Vec<(TimerSlot, u32, u32)>,
     pub(crate) port_rng: Vec<SimRng>,
 }
 

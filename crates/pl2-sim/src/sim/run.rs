@@ -86,7 +86,7 @@ impl Simulation {
             Ev::PortFree(p) => self.on_port_free(p),
             Ev::LinkHead(p) => self.on_link_head(p),
             Ev::HostTx(h) => self.on_host_tx(h),
-            Ev::Timer(h, id) => self.on_timer(h, id),
+            Ev::Timer(g) => self.on_timer(g),
             Ev::Arrival(i) => self.on_arrival(i),
             Ev::Stream(i) => self.start_stream_message(i as usize),
             Ev::Fault(i) => self.on_fault(i),
