@@ -6,6 +6,7 @@ pub mod compile;
 pub mod error;
 pub mod output;
 pub mod provenance;
+pub mod reference;
 pub mod run;
 pub mod scenario;
 pub mod summary;

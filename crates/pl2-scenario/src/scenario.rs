@@ -11,7 +11,7 @@ use pl2_sim::units::Duration;
 use serde::{Deserialize, Serialize};
 
 /// How long to run and which messages count.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunConfig {
     /// Simulated time at which the run stops (unless it stops earlier). Default 10 ms.
@@ -40,7 +40,7 @@ impl Default for RunConfig {
 }
 
 /// A complete scenario.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Free-form name, shown in outputs. Default empty.
@@ -49,10 +49,13 @@ pub struct Scenario {
     /// Master seed: every random stream derives from it and a component name. Default 1.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Duration, warm-up and measurement window: `[run]`.
     #[serde(default)]
     pub run: RunConfig,
+    /// Topology, links, hosts, switches, framing: `[network]`.
     #[serde(default)]
     pub network: NetworkConfig,
+    /// The transport every host runs: `[transport]`, selected by `kind`.
     #[serde(default)]
     pub transport: TransportConfig,
     /// Traffic: any number of `[[workload]]` tables.
@@ -61,6 +64,7 @@ pub struct Scenario {
     /// Fault injection: any number of `[[fault]]` tables.
     #[serde(default, rename = "fault")]
     pub faults: Vec<FaultSpec>,
+    /// What to record: `[metrics]`.
     #[serde(default)]
     pub metrics: MetricsConfig,
 }

@@ -33,6 +33,15 @@ impl HostSet {
     }
 }
 
+impl schemars::JsonSchema for HostSet {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HostSet".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "description": "\"all\", a range \"0..4\" (end excluded), or a list of host indices [0, 2, 5]" })
+    }
+}
+
 impl Serialize for HostSet {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -86,7 +95,7 @@ fn all() -> HostSet {
 }
 
 /// One source of traffic.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum WorkloadConfig {
     /// Open-loop Poisson message arrivals at each host of `hosts`, offering `load` (a

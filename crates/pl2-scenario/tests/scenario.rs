@@ -137,3 +137,13 @@ fn same_scenario_same_seed_gives_identical_files() {
     let o = run_scenario(&other, Path::new("."), &mut |_| true).unwrap();
     assert_ne!(o.summary["messages"], summary["messages"], "a different seed must give different samples");
 }
+
+#[test]
+fn committed_scenario_reference_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scenario-reference.md");
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == pl2_scenario::reference::scenario_reference(),
+        "docs/scenario-reference.md is stale: run `cargo run -p pl2-scenario --bin pl2-reference > docs/scenario-reference.md`"
+    );
+}

@@ -8,7 +8,7 @@ use crate::units::{BitsPerSec, Bytes, Duration};
 use serde::{Deserialize, Serialize};
 
 /// One direction of a link, or both directions of a symmetric one.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinkConfig {
     /// Line rate. Default 100 Gbps.
@@ -32,7 +32,7 @@ impl Default for LinkConfig {
 }
 
 /// How a NIC picks the next frame among its threads' transmit queues of one priority.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Arbitration {
     /// One frame per queue in turn.
@@ -46,7 +46,7 @@ pub enum Arbitration {
 /// A host: application threads, the send path into the NIC, the NIC, the receive path.
 /// Each stage is a distribution; stages never reorder frames (a frame leaves a stage no
 /// earlier than the one before it).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Application threads per host. Default 1.
@@ -93,7 +93,7 @@ impl Default for HostConfig {
 }
 
 /// ECN marking in switch queues.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum EcnConfig {
     /// No marking. Default.
@@ -117,7 +117,7 @@ pub enum EcnConfig {
 }
 
 /// How a switch spreads traffic over equal-cost next hops.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcmpMode {
     /// Hash of (source, destination, flow) with the switch's seed. Default.
@@ -128,7 +128,7 @@ pub enum EcmpMode {
 }
 
 /// An output-queued switch with 8 strict-priority queues per port and a shared buffer.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SwitchConfig {
     /// Pipeline latency from a frame becoming eligible (its first bit in cut-through,
@@ -167,7 +167,7 @@ impl Default for SwitchConfig {
 }
 
 /// Which network to build.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
     /// `hosts` hosts on one top-of-rack switch (PL2's testbed: 6). With `breakout` = n
@@ -212,24 +212,32 @@ fn one() -> u32 {
     1
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CustomLink {
+    /// One end: `"h<index>"` (host) or `"s<index>"` (switch).
     pub a: String,
+    /// The other end.
     pub b: String,
+    /// Rate; default `[network.link].rate`.
     pub rate: Option<BitsPerSec>,
+    /// Propagation delay; default `[network.link].delay`.
     pub delay: Option<Duration>,
 }
 
 /// Everything about the network: topology, default link, host and switch models, framing.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct NetworkConfig {
+    /// Which network to build, selected by `kind`. Default: a single rack of 6 hosts.
     pub topology: TopologyConfig,
     /// Host links (and every link the topology does not configure itself).
     pub link: LinkConfig,
+    /// Every host's model.
     pub host: HostConfig,
+    /// Every switch's model (see `override` for per-switch changes).
     pub switch: SwitchConfig,
+    /// Ethernet framing.
     pub framing: Framing,
     /// IP MTU (largest Ethernet payload). Default 1500 B.
     pub mtu: Bytes,

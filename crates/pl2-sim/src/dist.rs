@@ -13,7 +13,7 @@ use serde::de::{self, IntoDeserializer};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::fmt;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DelayDist {
     /// Always `value`.

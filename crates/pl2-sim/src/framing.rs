@@ -18,7 +18,7 @@ pub const UDP_HEADER: u64 = 8;
 pub const TCP_HEADER: u64 = 20;
 
 /// Which headers a transport puts between the Ethernet header and the payload.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum L4Headers {
     /// Raw Ethernet: payload straight after the Ethernet header.
@@ -40,7 +40,7 @@ impl L4Headers {
 }
 
 /// The framing every frame of a network uses.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Framing {
     /// Whether frames carry an 802.1Q tag (needed for priorities). Default: true.

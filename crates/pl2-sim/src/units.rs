@@ -274,6 +274,22 @@ macro_rules! string_serde {
     };
 }
 string_serde!(Duration, "a duration with its unit, e.g. \"1us\"");
+
+macro_rules! string_schema {
+    ($t:ty, $name:expr, $desc:expr) => {
+        impl schemars::JsonSchema for $t {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $name.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "description": $desc })
+            }
+        }
+    };
+}
+string_schema!(Duration, "Duration", "a duration with a unit: ps, ns, us, ms, s (e.g. \"1.5us\")");
+string_schema!(Bytes, "Bytes", "a size with a unit: B, KB, MB, GB, KiB, MiB, GiB (e.g. \"1500B\")");
+string_schema!(BitsPerSec, "BitsPerSec", "a rate with a unit: bps, Kbps, Mbps, Gbps, Tbps (e.g. \"100Gbps\")");
 string_serde!(Bytes, "a size with its unit, e.g. \"1500B\"");
 string_serde!(BitsPerSec, "a rate with its unit, e.g. \"100Gbps\"");
 

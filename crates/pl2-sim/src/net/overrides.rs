@@ -12,18 +12,27 @@ use serde::{Deserialize, Serialize};
 
 /// One override. Switch fields apply to the selected switches, link fields to the
 /// selected links (both directions).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Override {
+    /// Which elements: `"all"`, `"tier:tor"`, `"s3"`, `"h5"`, `"s0-h5"`.
     pub select: String,
+    /// Switch shared buffer size.
     pub buffer: Option<Bytes>,
+    /// Switch dynamic-threshold factor.
     pub alpha: Option<f64>,
+    /// Switch static per-port limit.
     pub port_limit: Option<Bytes>,
+    /// Switch ECN marking.
     pub ecn: Option<EcnConfig>,
+    /// Switch pipeline latency.
     #[serde(default, deserialize_with = "deserialize_opt_delay")]
     pub latency: Option<DelayDist>,
+    /// Switch cut-through.
     pub cut_through: Option<bool>,
+    /// Link rate.
     pub rate: Option<BitsPerSec>,
+    /// Link propagation delay.
     pub delay: Option<Duration>,
 }
 

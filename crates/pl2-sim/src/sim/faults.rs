@@ -10,7 +10,7 @@ use crate::packet::PktKind;
 
 /// One fault. Links are named by their two ends, `"h3"` (host 3) or `"s0"` (switch 0),
 /// and act on the direction from `a` to `b`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FaultSpec {
     /// Drop the data frame with sequence number `seq` of flow `flow` (for raw Ethernet

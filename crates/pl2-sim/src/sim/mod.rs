@@ -37,7 +37,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Which transport every host runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TransportConfig {
     /// Raw Ethernet / UDP, no congestion control.
@@ -72,7 +72,7 @@ pub struct PersistentSpec {
 }
 
 /// Measurement settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
     /// Window of the per-port queue maxima and per-host goodput series. Default 10 µs.
@@ -92,7 +92,7 @@ impl Default for MetricsConfig {
 }
 
 /// Which frames to trace: all filters must match (an empty list matches everything).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TraceConfig {
     /// Flow ids (for raw Ethernet, message ids).

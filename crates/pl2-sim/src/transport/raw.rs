@@ -13,7 +13,7 @@ use crate::units::SimTime;
 use serde::{Deserialize, Serialize};
 
 /// Raw transport parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RawConfig {
     /// Headers between Ethernet and payload: `none` (raw Ethernet, default) or `udp`.
@@ -22,7 +22,7 @@ pub struct RawConfig {
     pub priority: u8,
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RawHeaders {
     #[default]
