@@ -5,7 +5,8 @@
 //! C data interface.
 
 use arrow::pyarrow::ToPyArrow;
-use pl2_scenario::{run_scenario, Scenario, ScenarioError};
+use pl2_scenario::output::{MemorySink, ParquetSink};
+use pl2_scenario::{run_scenario, RunError, Scenario, ScenarioError};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,6 +18,25 @@ create_exception!(_native, PyScenarioError, PyValueError, "A scenario pl2 cannot
 /// The one place where Rust errors become Python exceptions.
 fn scenario_error(e: ScenarioError) -> PyErr {
     PyScenarioError::new_err(e.to_string())
+}
+
+fn run_error(e: RunError) -> PyErr {
+    match e {
+        RunError::Scenario(s) => scenario_error(s),
+        RunError::Io(io) => pyo3::exceptions::PyOSError::new_err(io.to_string()),
+    }
+}
+
+/// Calls the Python progress callback (if any) with the GIL; its `False` stops the run.
+fn poll(progress: &Option<Py<PyAny>>, p: &pl2_sim::sim::Progress) -> bool {
+    match progress {
+        None => true,
+        Some(cb) => Python::attach(|py| {
+            cb.call1(py, (p.now.0, p.end.0, p.events, p.wall.as_secs_f64()))
+                .and_then(|r| r.extract::<bool>(py))
+                .unwrap_or(false)
+        }),
+    }
 }
 
 fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
@@ -51,23 +71,30 @@ fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
 #[pyo3(signature = (toml_text, base_dir, progress=None))]
 fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<(String, Py<PyDict>)> {
     let sc = parse(toml_text, base_dir)?;
-    let out = py
-        .detach(|| {
-            run_scenario(&sc, Path::new(base_dir), &mut |p| match &progress {
-                None => true,
-                Some(cb) => Python::attach(|py| {
-                    cb.call1(py, (p.now.0, p.end.0, p.events, p.wall.as_secs_f64()))
-                        .and_then(|r| r.extract::<bool>(py))
-                        .unwrap_or(false)
-                }),
-            })
-        })
-        .map_err(scenario_error)?;
+    let mut sink = MemorySink::default();
+    let out = py.detach(|| run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, p))).map_err(run_error)?;
     let tables = PyDict::new(py);
-    for (name, batch) in &out.tables {
+    for (name, batch) in sink.into_tables() {
         tables.set_item(name, batch.to_pyarrow(py)?)?;
     }
     Ok((serde_json::to_string_pretty(&out.summary).expect("json"), tables.unbind()))
+}
+
+/// Runs a scenario streaming its tables into `out_dir` (one Parquet file per table,
+/// bounded memory) with `summary.json` and `scenario.toml`; returns the summary JSON.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir, out_dir, progress=None))]
+fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let sc = parse(toml_text, base_dir)?;
+    let out = py
+        .detach(|| {
+            let mut sink = ParquetSink::new(Path::new(out_dir))?;
+            let out = run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, p))?;
+            sink.finish(&out)?;
+            Ok::<_, RunError>(out)
+        })
+        .map_err(run_error)?;
+    Ok(serde_json::to_string_pretty(&out.summary).expect("json"))
 }
 
 #[pymodule]
@@ -77,5 +104,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_to_dir, m)?)?;
     Ok(())
 }

@@ -14,5 +14,5 @@ pub mod tables;
 pub mod workload_spec;
 
 pub use error::ScenarioError;
-pub use run::{run_scenario, RunOutput};
+pub use run::{run_scenario, RunError, RunOutput};
 pub use scenario::Scenario;

@@ -1,35 +1,88 @@
-//! Writing a run to a directory: one Parquet file per table (zstd, fixed settings, so the
-//! same tables give the same bytes), `summary.json` and the canonical `scenario.toml`.
-//! Also Arrow IPC stream bytes, for handing tables across processes.
+//! Table sinks: in memory (batches concatenated per table at the end), or streamed to
+//! one Parquet file per table (zstd, fixed settings, bounded row groups, so the same
+//! tables give the same bytes and a long run's memory stays flat), plus `summary.json`
+//! and the canonical `scenario.toml`. Also Arrow IPC stream bytes, for handing tables
+//! across processes.
 
 use crate::run::RunOutput;
+use crate::tables::TableSink;
 use arrow_array::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 
-/// Rows per Parquet row group: bounds the memory a reader needs per group.
+/// Rows per Parquet row group: bounds the memory a writer (and a reader) needs.
 pub const ROW_GROUP_ROWS: usize = 1 << 16;
 
-pub fn write_parquet(path: &Path, batch: &RecordBatch) -> std::io::Result<()> {
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .build();
-    let f = std::fs::File::create(path)?;
-    let mut w = ArrowWriter::try_new(f, batch.schema(), Some(props)).map_err(std::io::Error::other)?;
-    w.write(batch).map_err(std::io::Error::other)?;
-    w.close().map_err(std::io::Error::other)?;
-    Ok(())
+/// Keeps every table in memory.
+#[derive(Default)]
+pub struct MemorySink {
+    tables: BTreeMap<&'static str, Vec<RecordBatch>>,
 }
 
-/// Writes every table, the summary and the scenario into `dir` (created if needed).
-pub fn write_run(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for (name, b) in &out.tables {
-        write_parquet(&dir.join(format!("{name}.parquet")), b)?;
+impl TableSink for MemorySink {
+    fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
+        self.tables.entry(name).or_default().push(batch);
+        Ok(())
     }
+}
+
+impl MemorySink {
+    /// One batch per table, in table order.
+    pub fn into_tables(self) -> Vec<(&'static str, RecordBatch)> {
+        self.tables
+            .into_iter()
+            .map(|(name, batches)| {
+                let schema = batches[0].schema();
+                let b = arrow_select::concat::concat_batches(&schema, &batches).expect("same schema");
+                (name, b)
+            })
+            .collect()
+    }
+}
+
+/// Streams each table into `<dir>/<table>.parquet`.
+pub struct ParquetSink {
+    dir: PathBuf,
+    writers: BTreeMap<&'static str, ArrowWriter<File>>,
+}
+
+impl ParquetSink {
+    pub fn new(dir: &Path) -> std::io::Result<ParquetSink> {
+        std::fs::create_dir_all(dir)?;
+        Ok(ParquetSink { dir: dir.to_path_buf(), writers: BTreeMap::new() })
+    }
+
+    /// Closes every file and writes `summary.json` and `scenario.toml`.
+    pub fn finish(self, out: &RunOutput) -> std::io::Result<()> {
+        for (_, w) in self.writers {
+            w.close().map_err(std::io::Error::other)?;
+        }
+        write_summary(&self.dir, out)
+    }
+}
+
+impl TableSink for ParquetSink {
+    fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
+        if !self.writers.contains_key(name) {
+            let props = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
+                .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+                .build();
+            let f = File::create(self.dir.join(format!("{name}.parquet")))?;
+            let w = ArrowWriter::try_new(f, batch.schema(), Some(props)).map_err(std::io::Error::other)?;
+            self.writers.insert(name, w);
+        }
+        // The writer closes a row group whenever ROW_GROUP_ROWS rows are buffered.
+        self.writers.get_mut(name).expect("inserted").write(&batch).map_err(std::io::Error::other)
+    }
+}
+
+/// Writes `summary.json` and the canonical `scenario.toml` into `dir`.
+pub fn write_summary(dir: &Path, out: &RunOutput) -> std::io::Result<()> {
     let summary = serde_json::to_string_pretty(&out.summary).expect("json");
     std::fs::write(dir.join("summary.json"), summary + "\n")?;
     if let Some(s) = out.summary.get("scenario").and_then(|s| s.as_str()) {

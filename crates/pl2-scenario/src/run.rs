@@ -1,13 +1,12 @@
 //! Running a scenario: build the simulation, run it in slices of simulated time
-//! (draining records into compact columns between slices), and produce the tables and
-//! the summary.
+//! (draining records into compact columns between slices and handing full batches to a
+//! sink), and produce the summary.
 
 use crate::compile::compile;
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::summary::summarise;
-use crate::tables::{Collector, Window};
-use arrow_array::RecordBatch;
+use crate::tables::{Collector, TableSink, Window};
 use pl2_sim::sim::{Progress, Simulation, StopAt, StopReason};
 use pl2_sim::units::SimTime;
 use std::path::Path;
@@ -15,25 +14,39 @@ use std::path::Path;
 /// A finished (or interrupted) run.
 pub struct RunOutput {
     pub summary: serde_json::Value,
-    pub tables: Vec<(&'static str, RecordBatch)>,
     pub stop: StopReason,
     /// Wall-clock time of the simulation proper (kept out of the summary).
     pub wall: std::time::Duration,
+    /// Wall-clock time spent in the sink (writing outputs).
+    pub sink_wall: std::time::Duration,
 }
 
-/// Runs `sc`. `progress` is called about every 100 ms of wall time; returning `false`
-/// stops the run early (the output then covers what was simulated).
+/// Why a run could not produce its output.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    #[error("writing results: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs `sc`, handing tables to `sink`. `progress` is called about every 100 ms of
+/// wall time; returning `false` stops the run early (the output then covers what was
+/// simulated).
 pub fn run_scenario(
     sc: &Scenario,
     base_dir: &Path,
+    sink: &mut dyn TableSink,
     progress: &mut dyn FnMut(&Progress) -> bool,
-) -> Result<RunOutput, ScenarioError> {
+) -> Result<RunOutput, RunError> {
     let spec = compile(sc, base_dir)?;
     let mut sim = Simulation::new(spec).map_err(ScenarioError::from_build)?;
     let end = SimTime(sc.run.duration.0);
     let slice = (end.0 / 200).max(1_000_000);
-    let mut col = Collector::default();
+    let w = Window { from: SimTime(sc.run.warmup.0), until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0) };
+    let mut col = Collector::new(w, sim.host_count());
     let wall0 = std::time::Instant::now();
+    let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;
     let stop = loop {
         let until = SimTime((sim.now().0 + slice).min(end.0));
@@ -47,20 +60,20 @@ pub fn run_scenario(
             *b = b.saturating_sub(sim.counters().events - before);
         }
         col.ingest(sim.drain_records());
+        let t = std::time::Instant::now();
+        col.flush(sim.graph(), sink, false)?;
+        sink_wall += t.elapsed();
         match r {
             StopReason::EndTime if until < end => continue,
             other => break other,
         }
     };
-    let wall = wall0.elapsed();
     sim.finish();
     col.ingest(sim.drain_records());
-    let w = Window {
-        from: SimTime(sc.run.warmup.0),
-        until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0),
-    };
-    let canonical = sc.canonical();
-    let summary = summarise(&sim, &col, w, stop, &canonical, &sc.hash(), sc.seed);
-    let tables = col.into_batches(sim.graph(), w);
-    Ok(RunOutput { summary, tables, stop, wall })
+    let t = std::time::Instant::now();
+    col.flush(sim.graph(), sink, true)?;
+    sink_wall += t.elapsed();
+    let wall = wall0.elapsed() - sink_wall;
+    let summary = summarise(&sim, &col, w, stop, &sc.canonical(), &sc.hash(), sc.seed);
+    Ok(RunOutput { summary, stop, wall, sink_wall })
 }

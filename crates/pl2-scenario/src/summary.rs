@@ -33,7 +33,7 @@ fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
 }
 
 pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> Value {
-    let msgs = col.window_messages(w);
+    let msgs = &col.window_messages;
     let unfinished = msgs.iter().filter(|m| m.1.is_none()).count();
     let lat: Vec<f64> = msgs.iter().filter_map(|m| m.1.map(|l| l as f64)).collect();
     let sd: Vec<f64> = msgs.iter().filter_map(|m| m.2).collect();
@@ -42,13 +42,7 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
     let until = w.until.min(sim.now());
     let span_s = (until.0.saturating_sub(w.from.0)) as f64 * 1e-12;
     let mut goodput = Map::new();
-    let mut per_host = vec![0u64; graph.hosts as usize];
-    for &(h, start, bytes) in col.goodput_rows() {
-        if start >= w.from.0 && start < until.0 {
-            per_host[h as usize] += bytes;
-        }
-    }
-    for (h, b) in per_host.iter().enumerate() {
+    for (h, b) in col.window_goodput.iter().enumerate() {
         if *b > 0 && span_s > 0.0 {
             goodput.insert(format!("h{h}"), json!(*b as f64 * 8.0 / span_s / 1e9));
         }

@@ -1,6 +1,8 @@
 //! Result tables. Records drained from the simulation are appended to plain columns
-//! (compact, no per-row objects) and become Arrow record batches at the end:
-//! `messages`, `drops`, `ports`, `goodput`. Column names carry their units.
+//! (compact, no per-row objects) and handed to a [`TableSink`] as Arrow record batches
+//! whenever enough rows accumulate, so a long run's memory stays bounded when the sink
+//! streams to files: `messages`, `drops`, `ports`, `goodput`, `trace`, `probes`. Column
+//! names carry their units.
 
 use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -44,21 +46,54 @@ struct DropCols {
     data: Vec<bool>,
 }
 
-/// Accumulates a run's records.
-#[derive(Default)]
+/// Where finished tables go: kept in memory, or streamed to Parquet files.
+pub trait TableSink {
+    fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()>;
+}
+
+/// Accumulates a run's records in columns and hands them to a sink in bounded batches;
+/// keeps only what the summary needs (the statistics inputs of messages in the window,
+/// goodput per host inside the window).
 pub struct Collector {
+    window: Window,
     msgs: MsgCols,
     drops: DropCols,
     ports: Vec<(u32, u64, u64, u64)>,
     goodput: Vec<(u32, u64, u64)>,
     trace: Vec<pl2_sim::metrics::TraceRecord>,
     probes: Vec<pl2_sim::metrics::ProbeRecord>,
+    /// (size, latency or None if unfinished, slowdown) of every message in the window.
+    pub window_messages: Vec<(u64, Option<u64>, Option<f64>)>,
+    /// Payload bytes delivered per host in windows starting inside the measurement window.
+    pub window_goodput: Vec<u64>,
 }
 
+/// Rows buffered before the collector hands batches to its sink.
+pub const FLUSH_ROWS: usize = 1 << 16;
+
 impl Collector {
+    pub fn new(window: Window, hosts: u32) -> Collector {
+        Collector {
+            window,
+            msgs: MsgCols::default(),
+            drops: DropCols::default(),
+            ports: Vec::new(),
+            goodput: Vec::new(),
+            trace: Vec::new(),
+            probes: Vec::new(),
+            window_messages: Vec::new(),
+            window_goodput: vec![0; hosts as usize],
+        }
+    }
+
     pub fn ingest(&mut self, r: Records) {
+        let w = self.window;
         let m = &mut self.msgs;
         for x in r.messages {
+            if x.start >= w.from && x.start < w.until {
+                let lat = x.finish.map(|f| f.0 - x.start.0);
+                self.window_messages.push((x.size, lat, lat.map(|l| slowdown(l, x.ideal.0))));
+            }
             m.id.push(x.id);
             m.src.push(x.src);
             m.dst.push(x.dst);
@@ -83,41 +118,40 @@ impl Collector {
             d.data.push(x.data);
         }
         self.ports.extend(r.ports.into_iter().map(|p| (p.port, p.window_start.0, p.max_queue_bytes, p.tx_bytes)));
-        self.goodput.extend(r.goodput.into_iter().map(|g| (g.host, g.window_start.0, g.payload_bytes)));
+        for g in r.goodput {
+            if g.window_start >= w.from && g.window_start < w.until {
+                self.window_goodput[g.host as usize] += g.payload_bytes;
+            }
+            self.goodput.push((g.host, g.window_start.0, g.payload_bytes));
+        }
         self.trace.extend(r.trace);
         self.probes.extend(r.probes);
     }
 
-    /// Message statistics inputs: (size, latency or None if unfinished, slowdown or None)
-    /// of the messages inside the window.
-    pub fn window_messages(&self, w: Window) -> Vec<(u64, Option<u64>, Option<f64>)> {
-        let m = &self.msgs;
-        (0..m.id.len())
-            .filter(|&i| m.start[i] >= w.from.0 && m.start[i] < w.until.0)
-            .map(|i| {
-                let lat = m.finish[i].map(|f| f - m.start[i]);
-                (m.size[i], lat, lat.map(|l| slowdown(l, m.ideal[i])))
-            })
-            .collect()
+    fn rows(&self) -> usize {
+        self.msgs.id.len() + self.drops.time.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
     }
 
-    pub fn goodput_rows(&self) -> &[(u32, u64, u64)] {
-        &self.goodput
-    }
-    pub fn port_rows(&self) -> &[(u32, u64, u64, u64)] {
-        &self.ports
-    }
-
-    /// The four tables, rows in a deterministic order (messages by id).
-    pub fn into_batches(self, graph: &Graph, w: Window) -> Vec<(&'static str, RecordBatch)> {
-        vec![
-            ("messages", messages_batch(&self.msgs, w)),
-            ("drops", drops_batch(&self.drops)),
-            ("ports", ports_batch(&self.ports, graph)),
-            ("goodput", goodput_batch(&self.goodput)),
-            ("trace", trace_batch(&self.trace, graph)),
-            ("probes", probes_batch(&self.probes)),
-        ]
+    /// Hands the buffered rows to `sink` if there are many of them (or `force`).
+    pub fn flush(&mut self, graph: &Graph, sink: &mut dyn TableSink, force: bool) -> std::io::Result<()> {
+        if !force && self.rows() < FLUSH_ROWS {
+            return Ok(());
+        }
+        let w = self.window;
+        let batches = [
+            ("messages", messages_batch(&std::mem::take(&mut self.msgs), w)),
+            ("drops", drops_batch(&std::mem::take(&mut self.drops))),
+            ("ports", ports_batch(&std::mem::take(&mut self.ports), graph)),
+            ("goodput", goodput_batch(&std::mem::take(&mut self.goodput))),
+            ("trace", trace_batch(&std::mem::take(&mut self.trace), graph)),
+            ("probes", probes_batch(&std::mem::take(&mut self.probes))),
+        ];
+        for (name, b) in batches {
+            if force || b.num_rows() > 0 {
+                sink.write(name, b)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -146,8 +180,9 @@ fn u32s(v: impl Iterator<Item = u32>) -> ArrayRef {
 }
 
 fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
-    let mut order: Vec<usize> = (0..m.id.len()).collect();
-    order.sort_by_key(|&i| m.id[i]);
+    // Rows in completion order (unfinished messages last): the same in memory and when
+    // streamed to files.
+    let order: Vec<usize> = (0..m.id.len()).collect();
     let (mut fin, mut lat, mut sd) = (UInt64Builder::new(), UInt64Builder::new(), Float64Builder::new());
     let (mut thread, mut prio, mut inw) = (UInt16Builder::new(), UInt8Builder::new(), BooleanBuilder::new());
     for &i in &order {
@@ -250,10 +285,8 @@ pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
 }
 
 fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph) -> RecordBatch {
-    let mut rows = rows.to_vec();
-    rows.sort_unstable();
     let (mut node, mut peer) = (StringBuilder::new(), StringBuilder::new());
-    for r in &rows {
+    for r in rows {
         let (a, b) = port_ends(graph, r.0);
         node.append_value(node_name(graph, a));
         peer.append_value(node_name(graph, b));
@@ -279,8 +312,6 @@ fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph) -> RecordBatch {
 }
 
 fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
-    let mut rows = rows.to_vec();
-    rows.sort_unstable();
     batch(
         vec![
             ("host", DataType::UInt32, false),

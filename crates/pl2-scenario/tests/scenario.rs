@@ -2,7 +2,7 @@
 //! trips; the hash is stable; random TOML never panics the validator; the same scenario
 //! and seed give byte-identical output files.
 
-use pl2_scenario::output::write_run;
+use pl2_scenario::output::{MemorySink, ParquetSink};
 use pl2_scenario::{run_scenario, Scenario};
 use std::path::Path;
 
@@ -119,8 +119,9 @@ fn same_scenario_same_seed_gives_identical_files() {
     let dirs: Vec<_> = (0..2)
         .map(|i| {
             let d = std::env::temp_dir().join(format!("pl2-det-{}-{i}", std::process::id()));
-            let out = run_scenario(&sc, Path::new("."), &mut |_| true).unwrap();
-            write_run(&d, &out).unwrap();
+            let mut sink = ParquetSink::new(&d).unwrap();
+            let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
+            sink.finish(&out).unwrap();
             d
         })
         .collect();
@@ -134,7 +135,7 @@ fn same_scenario_same_seed_gives_identical_files() {
     assert!(summary["messages"]["count"].as_u64().unwrap() > 50);
     let mut other = sc.clone();
     other.seed = 4;
-    let o = run_scenario(&other, Path::new("."), &mut |_| true).unwrap();
+    let o = run_scenario(&other, Path::new("."), &mut MemorySink::default(), &mut |_| true).unwrap();
     assert_ne!(o.summary["messages"], summary["messages"], "a different seed must give different samples");
 }
 

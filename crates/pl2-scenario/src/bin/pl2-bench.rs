@@ -7,7 +7,7 @@
 //! `pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...]`; `--scale` multiplies every
 //! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×).
 
-use pl2_scenario::output::write_run;
+use pl2_scenario::output::ParquetSink;
 use pl2_scenario::{run_scenario, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,12 +27,13 @@ fn child(path: &Path, scale: f64) {
     let mut sc = Scenario::parse(&text, base).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     sc.run.duration.0 = (sc.run.duration.0 as f64 * scale) as u64;
     let t0 = Instant::now();
-    let out = run_scenario(&sc, base, &mut |_| true).expect("run");
-    let sim_wall = out.wall.as_secs_f64();
     let dir = std::env::temp_dir().join(format!("pl2-bench-{}", std::process::id()));
+    let mut sink = ParquetSink::new(&dir).expect("output directory");
+    let out = run_scenario(&sc, base, &mut sink, &mut |_| true).expect("run");
     let tw = Instant::now();
-    write_run(&dir, &out).expect("write outputs");
-    let write_wall = tw.elapsed().as_secs_f64();
+    sink.finish(&out).expect("write outputs");
+    let sim_wall = out.wall.as_secs_f64();
+    let write_wall = out.sink_wall.as_secs_f64() + tw.elapsed().as_secs_f64();
     let _ = std::fs::remove_dir_all(&dir);
     let total = t0.elapsed().as_secs_f64();
     let c = &out.summary["counters"];
