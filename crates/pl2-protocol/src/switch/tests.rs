@@ -1,0 +1,414 @@
+//! Unit tests of the switch scheduler: Algorithm 1, the T rule, priorities, the ideal
+//! mode, the dequeue ablation, cancels, GRT copies, the inter-rack share and the
+//! improved variant. The randomised comparison against a reference model is in
+//! `tests/switch_model.rs`.
+
+use super::*;
+use crate::msg::BurstId;
+
+const SLOT: u64 = 123_360;
+
+fn sched(cfg: SchedulerConfig, hosts: u32) -> Scheduler {
+    Scheduler::new(cfg, (0..hosts).collect(), hosts).unwrap()
+}
+
+fn rsv(src: HostId, dst: HostId, burst: u32, demand: u32) -> Rsv {
+    Rsv {
+        src,
+        dst,
+        burst: BurstId(burst),
+        attempt: 0,
+        demand_packets: demand,
+        high_priority: false,
+        unsolicited_follows: false,
+    }
+}
+
+fn data(src: HostId, dst: HostId, burst: u32, unsolicited: bool) -> DataTag {
+    DataTag {
+        src,
+        dst,
+        burst: BurstId(burst),
+        index_in_burst: 0,
+        unsolicited,
+        resent: false,
+    }
+}
+
+fn grant(s: &mut Scheduler, now: u64, r: &Rsv) -> Grt {
+    let mut out = Vec::new();
+    s.on_rsv(now, r, &mut out).unwrap();
+    match out[0] {
+        SwitchAction::SendGrt(g) => g,
+        other => panic!("expected a GRT, got {other:?}"),
+    }
+}
+
+#[test]
+fn grt_carries_counters_before_increment_and_increments_both() {
+    let mut s = sched(SchedulerConfig::default(), 3);
+    let g1 = grant(&mut s, 0, &rsv(0, 1, 0, 4));
+    assert_eq!(
+        (
+            g1.send_timeslot_slots,
+            g1.recv_timeslot_slots,
+            g1.granted_packets
+        ),
+        (0, 0, 4)
+    );
+    let g2 = grant(&mut s, 0, &rsv(0, 2, 1, 3));
+    assert_eq!((g2.send_timeslot_slots, g2.recv_timeslot_slots), (4, 0));
+    assert_eq!(s.in_backlog_slots(0, 0), 7);
+    assert_eq!(s.out_backlog_slots(0, 1), 4);
+    assert_eq!(s.out_backlog_slots(0, 2), 3);
+}
+
+#[test]
+fn demand_is_capped_at_k() {
+    let mut s = sched(SchedulerConfig::default(), 2);
+    let g = grant(&mut s, 0, &rsv(0, 1, 0, 9));
+    assert_eq!(g.granted_packets, 4);
+    assert_eq!(s.in_backlog_slots(0, 0), 4);
+}
+
+#[test]
+fn arrivals_decrement_one_per_packet_and_saturate() {
+    let mut s = sched(SchedulerConfig::default(), 3);
+    grant(&mut s, 0, &rsv(0, 1, 0, 2));
+    for _ in 0..2 {
+        assert_eq!(
+            s.on_data_ingress(0, &data(0, 1, 0, false)).unwrap(),
+            Verdict::Forward
+        );
+    }
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (0, 0)
+    );
+    assert_eq!(s.stats().counter_drift_packets, 0);
+    // A third packet of the same burst is drift, and the counters saturate.
+    s.on_data_ingress(0, &data(0, 1, 0, false)).unwrap();
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (0, 0)
+    );
+    assert_eq!(s.stats().counter_drift_packets, 1);
+    assert_eq!(s.stats().decrement_saturations, 2);
+}
+
+#[test]
+fn breakout_hosts_share_their_port_counters() {
+    // Hosts 0 and 1 on port 0 (a split 100G port), host 2 on port 1.
+    let mut s = Scheduler::new(SchedulerConfig::default(), vec![0, 0, 1], 2).unwrap();
+    grant(&mut s, 0, &rsv(0, 2, 0, 4));
+    let g = grant(&mut s, 0, &rsv(1, 2, 0, 4));
+    assert_eq!((g.send_timeslot_slots, g.recv_timeslot_slots), (4, 4));
+}
+
+#[test]
+fn unsolicited_t_rule_is_strictly_greater_and_drops_do_not_decrement() {
+    let cfg = SchedulerConfig {
+        t_unsolicited_slots: 8,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 3);
+    grant(&mut s, 0, &rsv(0, 1, 0, 4));
+    grant(&mut s, 0, &rsv(0, 1, 1, 4));
+    // Backlog 8 == T: passes (and decrements to 7).
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 1, true)).unwrap(),
+        Verdict::Forward
+    );
+    assert_eq!(s.in_backlog_slots(0, 0), 7);
+    grant(&mut s, 0, &rsv(2, 1, 0, 2));
+    // out[1] = 9 > T: dropped, counters untouched.
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 1, true)).unwrap(),
+        Verdict::Drop
+    );
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (7, 9)
+    );
+    assert_eq!(s.stats().unsolicited_dropped, 1);
+    assert_eq!(s.stats().unsolicited_passed, 1);
+}
+
+#[test]
+fn faithful_counts_unrecovered_drop_when_grt_said_chosen_at_most_t() {
+    let cfg = SchedulerConfig {
+        t_unsolicited_slots: 8,
+        t_sender_slots: 3,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 4);
+    let mut r = rsv(0, 1, 7, 4);
+    r.unsolicited_follows = true;
+    let g = grant(&mut s, 0, &r); // chosen 0 <= t: the sender will not resend
+    assert_eq!(g.chosen_slots(), 0);
+    assert!(!g.unsolicited_admitted);
+    // Others fill port 1's output before the unsolicited packets arrive.
+    grant(&mut s, 0, &rsv(2, 1, 0, 4));
+    grant(&mut s, 0, &rsv(3, 1, 0, 4));
+    for _ in 0..2 {
+        assert_eq!(
+            s.on_data_ingress(0, &data(0, 1, 7, true)).unwrap(),
+            Verdict::Drop
+        );
+    }
+    assert_eq!(s.stats().unsolicited_unrecovered_packets, 2);
+    assert_eq!(s.stats().unsolicited_unrecovered_bursts, 1);
+}
+
+#[test]
+fn faithful_counts_drift_when_a_passed_unsolicited_burst_is_resent() {
+    let mut s = sched(SchedulerConfig::default(), 3);
+    grant(&mut s, 0, &rsv(2, 1, 0, 16)); // out[1] = 4 (capped at K)
+    grant(&mut s, 0, &rsv(2, 1, 1, 4));
+    grant(&mut s, 0, &rsv(2, 1, 2, 4));
+    grant(&mut s, 0, &rsv(2, 1, 3, 4)); // out[1] = 16 > t = 15: the sender will resend
+    let mut r = rsv(0, 1, 9, 1);
+    r.unsolicited_follows = true;
+    let g = grant(&mut s, 0, &r);
+    assert_eq!(g.chosen_slots(), 16);
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 9, true)).unwrap(),
+        Verdict::Forward
+    );
+    let mut resent = data(0, 1, 9, false);
+    resent.resent = true;
+    s.on_data_ingress(0, &resent).unwrap();
+    assert_eq!(s.stats().counter_drift_packets, 1);
+    // in[0] had 1 reserved and saw 2 decrements: saturation is what hardware sees.
+    assert_eq!(s.in_backlog_slots(0, 0), 0);
+    assert_eq!(s.out_backlog_slots(0, 1), 15);
+    assert_eq!(s.stats().decrement_saturations, 1);
+}
+
+#[test]
+fn improved_decides_admission_at_rsv_and_suppresses_double_decrements() {
+    let cfg = SchedulerConfig {
+        improved: true,
+        t_unsolicited_slots: 4,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 3);
+    let mut r = rsv(0, 1, 0, 4);
+    r.unsolicited_follows = true;
+    let g = grant(&mut s, 0, &r);
+    assert!(g.unsolicited_admitted);
+    // Another burst fills the port; the admitted one still passes.
+    grant(&mut s, 0, &rsv(2, 1, 0, 4));
+    grant(&mut s, 0, &rsv(2, 1, 1, 4));
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 0, true)).unwrap(),
+        Verdict::Forward
+    );
+    // Backlog now 11 > T: the next unsolicited burst is refused at its RSV...
+    let mut r2 = rsv(0, 1, 1, 2);
+    r2.unsolicited_follows = true;
+    let g2 = grant(&mut s, 0, &r2);
+    assert!(!g2.unsolicited_admitted);
+    // ...and its unsolicited packets are dropped without counting a hole.
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 1, true)).unwrap(),
+        Verdict::Drop
+    );
+    assert_eq!(s.stats().unsolicited_unrecovered_packets, 0);
+    // An unsolicited packet of a burst whose RSV was never seen is dropped.
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 99, true)).unwrap(),
+        Verdict::Drop
+    );
+    // Arrivals beyond a burst's reservation do not decrement.
+    for _ in 0..4 {
+        s.on_data_ingress(0, &data(0, 1, 0, false)).unwrap();
+    }
+    assert_eq!(s.stats().suppressed_decrements, 1);
+    assert_eq!(s.stats().counter_drift_packets, 0);
+    assert_eq!(s.out_backlog_slots(0, 1), 8 + 2);
+}
+
+#[test]
+fn priority_thresholds() {
+    let cfg = SchedulerConfig {
+        priority: Some(PriorityThresholds::default()),
+        ..Default::default()
+    };
+    // Bring out[1] to `backlog` with high-priority RSVs from host 2, then ask low.
+    for (backlog, expect) in [(0, 4), (63, 4), (64, 1), (127, 1), (128, 0), (200, 0)] {
+        let mut s = sched(cfg.clone(), 3);
+        let mut left = backlog;
+        while left > 0 {
+            let mut h = rsv(2, 1, 0, left.min(4));
+            h.high_priority = true;
+            grant(&mut s, 0, &h);
+            left -= left.min(4);
+        }
+        let g = grant(&mut s, 0, &rsv(0, 1, 1, 4));
+        assert_eq!(g.granted_packets, expect, "backlog {backlog}");
+        assert_eq!(g.recv_timeslot_slots, backlog);
+        assert_eq!(
+            s.in_backlog_slots(0, 0),
+            u64::from(expect),
+            "a reject reserves nothing"
+        );
+        let mut h = rsv(0, 1, 2, 4);
+        h.high_priority = true;
+        assert_eq!(
+            grant(&mut s, 0, &h).granted_packets,
+            4,
+            "high always gets its demand"
+        );
+    }
+}
+
+#[test]
+fn priority_uses_the_max_of_both_counters() {
+    let cfg = SchedulerConfig {
+        priority: Some(PriorityThresholds::default()),
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 3);
+    for b in 0..16 {
+        let mut h = rsv(0, 2, b, 4);
+        h.high_priority = true;
+        grant(&mut s, 0, &h); // in[0] = 64, out[1] = 0
+    }
+    assert_eq!(grant(&mut s, 0, &rsv(0, 1, 99, 4)).granted_packets, 1);
+}
+
+#[test]
+fn ideal_mode_uses_absolute_slots_and_lead() {
+    let cfg = SchedulerConfig {
+        mode: SwitchMode::Ideal { lead_slots: 8 },
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 3);
+    let now = 100 * SLOT + 5;
+    let g = grant(&mut s, now, &rsv(0, 1, 0, 4));
+    // chosen = now_slot + L = 108, carried relative: 8 in both fields.
+    assert_eq!((g.send_timeslot_slots, g.recv_timeslot_slots), (8, 8));
+    // Next from another source to the same destination: out[1] next free = 112.
+    let g = grant(&mut s, now, &rsv(2, 1, 0, 2));
+    assert_eq!(g.chosen_slots(), 12);
+    // Arrivals do not decrement; time does.
+    s.on_data_ingress(now, &data(0, 1, 0, false)).unwrap();
+    assert_eq!(s.out_backlog_slots(now, 1), 14);
+    assert_eq!(s.out_backlog_slots(110 * SLOT, 1), 4);
+    assert_eq!(s.out_backlog_slots(200 * SLOT, 1), 0);
+    // Long after, the lead dominates again.
+    assert_eq!(
+        grant(&mut s, 200 * SLOT, &rsv(0, 1, 1, 1)).chosen_slots(),
+        8
+    );
+    assert_eq!(s.stats().counter_drift_packets, 0);
+}
+
+#[test]
+fn dequeue_ablation_moves_the_decrement() {
+    let cfg = SchedulerConfig {
+        decrement_at: DecrementPoint::Dequeue,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 2);
+    grant(&mut s, 0, &rsv(0, 1, 0, 1));
+    s.on_data_ingress(0, &data(0, 1, 0, false)).unwrap();
+    assert_eq!(s.in_backlog_slots(0, 0), 1);
+    s.on_data_dequeued(0, &data(0, 1, 0, false)).unwrap();
+    assert_eq!(s.in_backlog_slots(0, 0), 0);
+    // Under the default, dequeues do nothing.
+    let mut s = sched(SchedulerConfig::default(), 2);
+    grant(&mut s, 0, &rsv(0, 1, 0, 1));
+    s.on_data_dequeued(0, &data(0, 1, 0, false)).unwrap();
+    assert_eq!(s.in_backlog_slots(0, 0), 1);
+}
+
+#[test]
+fn grt_copy_goes_to_the_receiver_and_cancel_releases_saturating() {
+    let cfg = SchedulerConfig {
+        grt_copy_to_receiver: true,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 2);
+    let mut out = Vec::new();
+    s.on_rsv(0, &rsv(0, 1, 0, 3), &mut out).unwrap();
+    assert_eq!(out.len(), 2);
+    assert!(matches!(out[1], SwitchAction::SendGrtCopy(g) if g.dst == 1 && g.granted_packets == 3));
+    s.on_cancel(
+        0,
+        &Cancel {
+            src: 0,
+            dst: 1,
+            packets: 2,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (1, 1)
+    );
+    s.on_cancel(
+        0,
+        &Cancel {
+            src: 0,
+            dst: 1,
+            packets: 5,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (0, 0)
+    );
+}
+
+#[test]
+fn external_share_inflates_reservations_and_drains_exactly() {
+    let cfg = SchedulerConfig {
+        external_share_ppm: 100_000,
+        ..Default::default()
+    };
+    let mut s = sched(cfg, 2);
+    for b in 0..3 {
+        grant(&mut s, 0, &rsv(0, 1, b, 3));
+    }
+    // 9 packets at r = 0.1 are 10 slots.
+    assert_eq!(s.in_backlog_slots(0, 0), 10);
+    let g = grant(&mut s, 0, &rsv(0, 1, 3, 1));
+    assert_eq!(g.send_timeslot_slots, 10);
+    for b in 0..4 {
+        for _ in 0..if b < 3 { 3 } else { 1 } {
+            s.on_data_ingress(0, &data(0, 1, b, false)).unwrap();
+        }
+    }
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 1)),
+        (0, 0)
+    );
+    assert_eq!(s.stats().decrement_saturations, 0);
+}
+
+#[test]
+fn rejects_bad_configs_and_unknown_hosts() {
+    assert!(Scheduler::new(SchedulerConfig::default(), vec![0, 5], 2).is_err());
+    let bad = SchedulerConfig {
+        external_share_ppm: 1_000_000,
+        ..Default::default()
+    };
+    assert!(Scheduler::new(bad, vec![0], 1).is_err());
+    let bad = SchedulerConfig {
+        priority: Some(PriorityThresholds {
+            t1_slots: 10,
+            t2_slots: 5,
+        }),
+        ..Default::default()
+    };
+    assert!(Scheduler::new(bad, vec![0], 1).is_err());
+    let mut s = sched(SchedulerConfig::default(), 2);
+    let mut out = Vec::new();
+    assert_eq!(
+        s.on_rsv(0, &rsv(0, 7, 0, 1), &mut out),
+        Err(ProtocolError::UnknownHost(7))
+    );
+}
