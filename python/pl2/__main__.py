@@ -4,4 +4,5 @@ from __future__ import annotations
 
 from pl2.cli import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -21,7 +21,7 @@ from rich.table import Table
 from pl2 import plots
 from pl2._units import fmt_num, fmt_time_ps, fmt_us
 from pl2.errors import NativeUnavailableError, ScenarioError, StoreError
-from pl2.executors import LocalExecutor
+from pl2.executors import LocalExecutor, WorkersCannotStart
 from pl2.results import RunResult
 from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
@@ -65,7 +65,7 @@ def _exit_codes(fn: F) -> F:
         except (ScenarioError, FileNotFoundError, KeyError) as e:
             _error(str(e).strip("'\""))
             raise typer.Exit(EXIT_INVALID) from None
-        except (NativeUnavailableError, StoreError) as e:
+        except (NativeUnavailableError, StoreError, WorkersCannotStart) as e:
             _error(str(e))
             raise typer.Exit(EXIT_FAILED) from None
 
@@ -116,8 +116,7 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar and no summary")] = False,
 ) -> None:
     """Run one scenario and write its tables (Parquet), summary.json and scenario.toml."""
-    result = run_scenario(Scenario.from_file(scenario), progress=not quiet, seed=seed)
-    result.write(out)
+    result = run_scenario(Scenario.from_file(scenario), progress=not quiet, seed=seed, out=out)
     if not quiet:
         _out().print(summary_table(result))
         typer.echo(f"written to {out}")
@@ -222,8 +221,8 @@ def rerun(
     old = RunResult.load(run_dir)
     if out.resolve() == run_dir.resolve():
         raise ScenarioError("--out must differ from RUN_DIR: the comparison needs both runs")
-    new = run_scenario(Scenario.from_file(run_dir / "scenario.toml"), progress=not quiet)
-    written = new.write(out)
+    new = run_scenario(Scenario.from_file(run_dir / "scenario.toml"), progress=not quiet, out=out)
+    written = sorted(p for p in out.iterdir() if p.is_file())
     t = Table(title=f"rerun of {run_dir}")
     t.add_column("file")
     t.add_column("result")

@@ -13,8 +13,8 @@ import os
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Collection, Iterable, Iterator
+from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Protocol, TypeVar, Union
 
@@ -22,6 +22,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 Outcome = Union[R, BaseException]
 _PR_SET_PDEATHSIG = 1
+_POLL_S = 0.2
 
 
 class Executor(Protocol):
@@ -33,6 +34,18 @@ class Executor(Protocol):
 
 class WorkerDied(RuntimeError):
     """The worker process running an item died, twice (the second time alone)."""
+
+
+class WorkersCannotStart(RuntimeError):
+    """Worker processes die while starting, before running anything."""
+
+
+_CANNOT_START = (
+    "worker processes die while starting. Workers are spawned and import the main "
+    "script: if you run a sweep from a script, put it under `if __name__ == \"__main__\":`. "
+    "Otherwise check that `import pl2` works in a fresh interpreter (see the traceback "
+    "above), or use SerialExecutor() to run in this process"
+)
 
 
 class SerialExecutor:
@@ -58,12 +71,19 @@ class LocalExecutor:
         self.workers = n
 
     def _pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
+        """A fresh pool whose workers are known to start (checked with one no-op task)."""
+        pool = ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_init_worker,
             initargs=(os.getpid(),),
         )
+        try:
+            pool.submit(os.getpid).result()
+        except BrokenProcessPool:
+            pool.shutdown(wait=True)
+            raise WorkersCannotStart(_CANNOT_START) from None
+        return pool
 
     def map(self, fn: Callable[[T], R], items: Iterable[T]) -> Iterator[tuple[T, R | BaseException]]:
         todo = iter(items)
@@ -81,10 +101,10 @@ class LocalExecutor:
                     inflight[pool.submit(fn, item)] = item
                 if not inflight:
                     break
-                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                done = _wait(inflight, FIRST_COMPLETED)
                 if any(isinstance(f.exception(), BrokenProcessPool) for f in done):
                     alone = len(inflight) == 1
-                    wait(inflight)
+                    _wait(inflight, ALL_COMPLETED)
                     for f, item in inflight.items():
                         if not isinstance(f.exception(), BrokenProcessPool):
                             yield item, _outcome(f)
@@ -106,6 +126,17 @@ class LocalExecutor:
 
 
 _END: object = object()
+
+
+def _wait(futures: Collection[Future[R]], when: str) -> set[Future[R]]:
+    """`concurrent.futures.wait` in short slices: a blocking wait may not wake for
+    Ctrl-C when the signal lands on another thread."""
+    if not futures:
+        return set()
+    while True:
+        done, pending = wait(futures, timeout=_POLL_S, return_when=when)
+        if done and (when == FIRST_COMPLETED or not pending):
+            return done
 
 
 def _outcome(f: Future[R]) -> R | BaseException:

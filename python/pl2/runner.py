@@ -1,11 +1,17 @@
 """`pl2.run`: one simulation in this process. The native core runs with the GIL released
 and calls back about 10 times a second; the callback draws progress and turns Ctrl-C
-into a clean stop (the run is interrupted, then `KeyboardInterrupt` is raised here)."""
+into a clean stop (the run is interrupted, then `KeyboardInterrupt` is raised here).
+During a run, SIGINT only sets a flag that the next callback reads: an exception raised
+on entry to the callback could otherwise be lost inside the native code."""
 
 from __future__ import annotations
 
 import os
-from contextlib import nullcontext
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from types import FrameType
 from typing import ContextManager
 
 from pl2 import _ffi
@@ -42,6 +48,24 @@ class _Guard:
             raise self.error
 
 
+@contextmanager
+def sigint_sets_flag(guard: _Guard) -> Iterator[None]:
+    """While active (main thread only, and unless SIGINT is ignored), Ctrl-C marks
+    `guard` interrupted instead of raising."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield
+        return
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        guard.interrupted = True
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def as_scenario(scenario: Scenario | str | os.PathLike[str]) -> Scenario:
     """A Scenario, or a path to a scenario file."""
     return scenario if isinstance(scenario, Scenario) else Scenario.from_file(scenario)
@@ -52,10 +76,15 @@ def run(
     *,
     progress: ProgressArg = True,
     seed: int | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> RunResult:
     """Runs one simulation and returns its result.
 
     `scenario` is a Scenario or a scenario file path; `seed` overrides its seed.
+    With `out`, the core streams every table into `out/<table>.parquet` while it runs
+    (memory stays bounded on long runs) and writes `summary.json` and `scenario.toml`;
+    the result is then loaded from there. The command line's `pl2 run` does exactly
+    this, so both give byte-identical files.
     `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
     regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
     called instead (return False to stop the run early; the result then covers the
@@ -73,6 +102,12 @@ def run(
         bar = nullcontext(None)
     with bar as inner:
         guard = _Guard(inner)
-        summary_json, tables = _ffi.call("run", sc.text, sc.base_dir, guard)
+        with sigint_sets_flag(guard):
+            if out is None:
+                summary_json, tables = _ffi.call("run", sc.text, sc.base_dir, guard)
+            else:
+                _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(out), guard)
     guard.reraise()
+    if out is not None:
+        return RunResult.load(out)
     return RunResult.from_native(summary_json, tables)

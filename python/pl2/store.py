@@ -94,6 +94,9 @@ class Store:
         scenario_hash, code_hash = cat.split_run_id(run_id)
         if result.scenario_hash and result.scenario_hash != scenario_hash:
             raise StoreError(f"run {run_id}: the result's scenario_hash is {result.scenario_hash}; the run id and result do not belong together")
+        ran = (result.summary.get("build") or {}).get("source_hash")
+        if ran and ran != code_hash:
+            raise StoreError(f"run {run_id}: it ran on code {ran}, not {code_hash}; the native module changed during the sweep, so run the sweep again")
         final = self.run_dir(run_id)
         if not final.is_dir():
             tmp = self.tmp_dir / f"{os.getpid()}-{uuid.uuid4().hex}"

@@ -20,13 +20,15 @@ import polars as pl
 from pl2 import _catalogue as cat
 from pl2 import _ffi
 from pl2._progress import SweepBar, wanted
-from pl2.errors import ScenarioError
+from pl2.errors import ScenarioError, StoreError
 from pl2.executors import Executor, LocalExecutor
 from pl2.results import RunResult, ipc_bytes
-from pl2.runner import _Guard
+from pl2.runner import _Guard, sigint_sets_flag
 from pl2.scenario import Scenario
+from pl2.stats import summarise
 from pl2.store import Store, expand_params
 
+__all__ = ["PlannedRun", "RunFailed", "Sweep", "flatten", "run_remote", "run_sweep", "summarise", "sweep_rows"]
 SPEC_KEYS = ("base", "name", "seeds", "grid", "case")
 
 
@@ -159,7 +161,8 @@ def run_remote(item: tuple[str, str, str]) -> tuple[str, dict[str, bytes]]:
     _, text, base_dir = item
     guard = _Guard(None)
     try:
-        summary_json, tables = _ffi.call("run", text, base_dir, guard)
+        with sigint_sets_flag(guard):
+            summary_json, tables = _ffi.call("run", text, base_dir, guard)
     except ScenarioError:
         raise
     except Exception as e:
@@ -185,13 +188,16 @@ def run_sweep(sweep: Sweep, store: Store, executor: Executor | None = None, prog
         with bar as b:
             for (run_id, _, _), outcome in results:
                 p = todo[run_id]
-                ok = not isinstance(outcome, BaseException)
-                if isinstance(outcome, BaseException):
-                    store.record_failed(run_id, p.params, _describe(outcome), seed=p.seed, sweep=sweep.name)
-                else:
-                    store.record_done(run_id, RunResult.from_ipc(*outcome), p.params, sweep=sweep.name)
+                error = _describe(outcome) if isinstance(outcome, BaseException) else None
+                if error is None:
+                    try:
+                        store.record_done(run_id, RunResult.from_ipc(*outcome), p.params, sweep=sweep.name)
+                    except StoreError as e:
+                        error = str(e)
+                if error is not None:
+                    store.record_failed(run_id, p.params, error, seed=p.seed, sweep=sweep.name)
                 if b is not None:
-                    b.advance(ok)
+                    b.advance(error is None)
     finally:
         close = getattr(results, "close", None)
         if close is not None:

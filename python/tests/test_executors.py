@@ -68,6 +68,44 @@ def test_workers_die_with_the_driver(tmp_path: Path) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+def test_ctrl_c_stops_driver_and_workers(tmp_path: Path) -> None:
+    pid_file = tmp_path / "worker.pid"
+    driver = (
+        "import sys; sys.path[:0] = sys.argv[1:3]\n"
+        "import exec_helpers as h\nfrom pl2 import LocalExecutor\n"
+        "try:\n    list(LocalExecutor(1).map(h.report_pid_and_sleep, [sys.argv[3]]))\n"
+        "except KeyboardInterrupt:\n    sys.exit(130)\n"
+    )
+    here = Path(__file__).resolve().parent
+    p = subprocess.Popen([sys.executable, "-c", driver, str(here), str(here.parent), str(pid_file)], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline and p.poll() is None, "the worker never started"
+        time.sleep(0.1)
+    worker = int(pid_file.read_text())
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=15)
+    finally:
+        p.kill()
+    assert p.returncode == 130, err
+    assert not _alive(worker), "the worker was stopped"
+    assert "Traceback" not in err, err
+
+
+def test_unguarded_script_gets_a_clear_error(tmp_path: Path) -> None:
+    here = Path(__file__).resolve().parent
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        f"import sys; sys.path[:0] = [{str(here)!r}, {str(here.parent)!r}]\n"
+        "import exec_helpers as h\nfrom pl2 import LocalExecutor\n"
+        "print(list(LocalExecutor(1).map(h.square, [2])))\n"
+    )
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1 and "WorkersCannotStart" in p.stderr and 'if __name__ == "__main__":' in p.stderr
+
+
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:

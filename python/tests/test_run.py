@@ -3,6 +3,9 @@ and errors raised by a user's callback."""
 
 from __future__ import annotations
 
+import os
+import signal
+
 import pytest
 
 import pl2
@@ -31,6 +34,19 @@ def test_ctrl_c_stops_then_raises(toy: Scenario) -> None:
     with pytest.raises(KeyboardInterrupt):
         pl2.run(toy, progress=cb)
     assert len(calls) == 1, "the run stopped at the first callback"
+
+
+def test_sigint_during_a_run_stops_it_cleanly(toy: Scenario) -> None:
+    calls = []
+
+    def cb(*a: object) -> None:
+        calls.append(a)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(KeyboardInterrupt):
+        pl2.run(toy, progress=cb)
+    assert len(calls) == 1, "the next callback stopped the run"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handler is restored"
 
 
 def test_callback_error_is_reraised(toy: Scenario) -> None:

@@ -117,3 +117,39 @@ def test_sweep_result_has_this_sweeps_params(toy: Scenario, tmp_path: Path) -> N
 def test_run_sweep_with_forced_progress(toy: Scenario, tmp_path: Path) -> None:
     df = run_sweep(Sweep(toy, seeds=[1, 2]), open_store(tmp_path), SerialExecutor(), progress="always")
     assert df["status"].to_list() == ["done", "done"]
+
+
+def test_ctrl_c_in_a_serial_sweep_stores_nothing_partial(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import signal
+
+    import fake_native
+
+    real_run = fake_native.run
+
+    def run_then_ctrl_c(text: str, base_dir: str, progress: Any) -> Any:
+        def cb(*a: Any) -> Any:
+            os.kill(os.getpid(), signal.SIGINT)
+            return progress(*a)
+
+        return real_run(text, base_dir, cb)
+
+    monkeypatch.setattr(fake_native, "run", run_then_ctrl_c)
+    store = open_store(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(Sweep(toy, seeds=[1, 2]), store, SerialExecutor(), progress=False)
+    assert store.load_all().height == 0 and not any(store.runs_dir.iterdir())
+
+
+def test_code_change_during_a_sweep_is_a_failure_not_a_mixup(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fake_native
+
+    store = open_store(tmp_path)
+    planned = list(Sweep(toy).runs())
+    monkeypatch.setitem(fake_native.BUILD, "source_hash", "newcode")
+    df = run_sweep(Sweep(toy), store, SerialExecutor(), progress=False)
+    assert df["run_id"].to_list() == [planned[0].run_id.replace("fakecode", "newcode")]
+    monkeypatch.setattr("pl2._ffi.code_hash", lambda: "fakecode")
+    df = run_sweep(Sweep(toy), store, SerialExecutor(), progress=False)
+    assert df["status"].to_list() == ["failed"] and "native module changed" in df["error"][0]
+    assert not store.has(planned[0].run_id)

@@ -27,14 +27,20 @@ fn run_error(e: RunError) -> PyErr {
     }
 }
 
-/// Calls the Python progress callback (if any) with the GIL; its `False` stops the run.
-fn poll(progress: &Option<Py<PyAny>>, p: &pl2_sim::sim::Progress) -> bool {
+/// Calls the Python progress callback (if any) with the GIL. `False` stops the run; an
+/// exception (or a non-bool return) stops it too and is kept in `err`, to be raised
+/// once the run has stopped.
+fn poll(progress: &Option<Py<PyAny>>, err: &mut Option<PyErr>, p: &pl2_sim::sim::Progress) -> bool {
     match progress {
         None => true,
         Some(cb) => Python::attach(|py| {
-            cb.call1(py, (p.now.0, p.end.0, p.events, p.wall.as_secs_f64()))
-                .and_then(|r| r.extract::<bool>(py))
-                .unwrap_or(false)
+            match cb.call1(py, (p.now.0, p.end.0, p.events, p.wall.as_secs_f64())).and_then(|r| r.extract::<bool>(py)) {
+                Ok(go) => go,
+                Err(e) => {
+                    *err = Some(e);
+                    false
+                }
+            }
         }),
     }
 }
@@ -52,7 +58,7 @@ fn validate(toml_text: &str, base_dir: &str) -> PyResult<String> {
 /// Stable hash of the canonical scenario.
 #[pyfunction]
 fn scenario_hash(toml_text: &str, base_dir: &str) -> PyResult<String> {
-    parse(toml_text, base_dir).map(|s| s.hash())
+    parse(toml_text, base_dir).map(|s| s.identity(Path::new(base_dir)))
 }
 
 /// Build provenance as a dict.
@@ -72,7 +78,12 @@ fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
 fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<(String, Py<PyDict>)> {
     let sc = parse(toml_text, base_dir)?;
     let mut sink = MemorySink::default();
-    let out = py.detach(|| run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, p))).map_err(run_error)?;
+    let mut err = None;
+    let out = py.detach(|| run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, &mut err, p)));
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let out = out.map_err(run_error)?;
     let tables = PyDict::new(py);
     for (name, batch) in sink.into_tables() {
         tables.set_item(name, batch.to_pyarrow(py)?)?;
@@ -86,14 +97,17 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAn
 #[pyo3(signature = (toml_text, base_dir, out_dir, progress=None))]
 fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let sc = parse(toml_text, base_dir)?;
-    let out = py
-        .detach(|| {
-            let mut sink = ParquetSink::new(Path::new(out_dir))?;
-            let out = run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, p))?;
-            sink.finish(&out)?;
-            Ok::<_, RunError>(out)
-        })
-        .map_err(run_error)?;
+    let mut err = None;
+    let out = py.detach(|| {
+        let mut sink = ParquetSink::new(Path::new(out_dir))?;
+        let out = run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, &mut err, p))?;
+        sink.finish(&out)?;
+        Ok::<_, RunError>(out)
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    let out = out.map_err(run_error)?;
     Ok(serde_json::to_string_pretty(&out.summary).expect("json"))
 }
 

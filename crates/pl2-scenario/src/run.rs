@@ -7,7 +7,7 @@ use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::summary::summarise;
 use crate::tables::{Collector, TableSink, Window};
-use pl2_sim::sim::{Progress, Simulation, StopAt, StopReason};
+use pl2_sim::sim::{Progress, ProgressClock, Simulation, StopAt, StopReason};
 use pl2_sim::units::SimTime;
 use std::path::Path;
 
@@ -48,12 +48,13 @@ pub fn run_scenario(
     let wall0 = std::time::Instant::now();
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;
+    let mut clock = ProgressClock::new(std::time::Duration::from_millis(100));
     let stop = loop {
         let until = SimTime((sim.now().0 + slice).min(end.0));
         let before = sim.counters().events;
         let r = sim.run(
             StopAt { end: until, all_delivered: sc.run.stop_when_delivered, event_budget: budget },
-            std::time::Duration::from_millis(100),
+            &mut clock,
             &mut |p: &Progress| progress(&Progress { end, ..*p }),
         );
         if let Some(b) = budget.as_mut() {
@@ -74,6 +75,6 @@ pub fn run_scenario(
     col.flush(sim.graph(), sink, true)?;
     sink_wall += t.elapsed();
     let wall = wall0.elapsed() - sink_wall;
-    let summary = summarise(&sim, &col, w, stop, &sc.canonical(), &sc.hash(), sc.seed);
+    let summary = summarise(&sim, &col, w, stop, &sc.canonical(), &sc.identity(base_dir), sc.seed);
     Ok(RunOutput { summary, stop, wall, sink_wall })
 }

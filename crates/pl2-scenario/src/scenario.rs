@@ -88,11 +88,43 @@ impl Scenario {
         toml::to_string(self).expect("a scenario always serialises")
     }
 
-    /// A stable 16-hex-digit hash of the canonical form: the identity of a run.
+    /// A stable 16-hex-digit hash of the canonical form.
     pub fn hash(&self) -> String {
         use sha2::{Digest, Sha256};
         let d = Sha256::digest(self.canonical().as_bytes());
         d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Files the scenario reads (size distributions, message lists), as written.
+    pub fn input_files(&self) -> Vec<String> {
+        use crate::workload_spec::WorkloadConfig;
+        let mut v = Vec::new();
+        for w in &self.workloads {
+            match w {
+                WorkloadConfig::Poisson { sizes, .. }
+                    if sizes.parse::<pl2_sim::units::Bytes>().is_err() && !pl2_sim::workload::BUILTIN_NAMES.contains(&sizes.as_str()) =>
+                {
+                    v.push(sizes.clone())
+                }
+                WorkloadConfig::List { file } => v.push(file.clone()),
+                _ => {}
+            }
+        }
+        v
+    }
+
+    /// The identity of a run: the hash of the canonical form and of the contents of every
+    /// file it reads, so editing a distribution file changes the identity while moving
+    /// the scenario and its files elsewhere does not.
+    pub fn identity(&self, base_dir: &std::path::Path) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(self.canonical().as_bytes());
+        for f in self.input_files() {
+            h.update(f.as_bytes());
+            h.update(std::fs::read(base_dir.join(&f)).unwrap_or_default());
+        }
+        h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
     /// Cross-field checks serde cannot do (the model's own checks run when it is built).

@@ -60,6 +60,19 @@ fn a_malformed_size_file_names_its_line() {
     assert!(e.contains("workload[0].sizes") && e.contains("line 3"), "{e}");
 }
 
+#[test]
+fn the_identity_covers_the_contents_of_input_files() {
+    let dir = std::env::temp_dir().join(format!("pl2-ident-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = "[[workload]]\nkind = \"poisson\"\nload = 0.5\nsizes = \"mine.txt\"\n";
+    std::fs::write(dir.join("mine.txt"), "1000\n1000 1.0\n").unwrap();
+    let a = Scenario::parse(text, &dir).unwrap().identity(&dir);
+    std::fs::write(dir.join("mine.txt"), "2000\n2000 1.0\n").unwrap();
+    let sc = Scenario::parse(text, &dir).unwrap();
+    assert_ne!(a, sc.identity(&dir), "editing the size file must change the run's identity");
+    assert_eq!(sc.input_files(), vec!["mine.txt".to_string()]);
+}
+
 const PINNED_HASH: &str = "26ff38045ea3d5c6";
 
 #[test]

@@ -17,7 +17,7 @@ mod trace;
 
 pub use build::BuildError;
 pub use faults::FaultSpec;
-pub use run::{Progress, StopAt, StopReason};
+pub use run::{Progress, ProgressClock, StopAt, StopReason};
 
 use crate::config::NetworkConfig;
 use crate::dist::DelayDist;

@@ -28,6 +28,23 @@ pub struct Progress {
     pub wall: std::time::Duration,
 }
 
+/// Wall-clock pacing of progress reports, owned by the caller so that a run made of
+/// several `run` calls (slices) reports at a steady rate with a continuous wall time.
+#[derive(Copy, Clone, Debug)]
+pub struct ProgressClock {
+    pub start: Instant,
+    pub last: Instant,
+    /// Report about this often.
+    pub every: std::time::Duration,
+}
+
+impl ProgressClock {
+    pub fn new(every: std::time::Duration) -> ProgressClock {
+        let now = Instant::now();
+        ProgressClock { start: now, last: now, every }
+    }
+}
+
 /// When to stop.
 #[derive(Copy, Clone, Debug)]
 pub struct StopAt {
@@ -38,16 +55,9 @@ pub struct StopAt {
 
 impl Simulation {
     /// Runs until a stop condition holds. `progress` is called about every
-    /// `progress_every` of wall time; returning `false` interrupts the run (state stays
+    /// `clock.every` of wall time; returning `false` interrupts the run (state stays
     /// consistent: it can be resumed or finished).
-    pub fn run(
-        &mut self,
-        stop: StopAt,
-        progress_every: std::time::Duration,
-        progress: &mut dyn FnMut(&Progress) -> bool,
-    ) -> StopReason {
-        let wall0 = Instant::now();
-        let mut last_report = wall0;
+    pub fn run(&mut self, stop: StopAt, clock: &mut ProgressClock, progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
         let start_events = self.events.executed();
         loop {
             if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() {
@@ -69,9 +79,9 @@ impl Simulation {
             self.dispatch(ev);
             if self.counters.events & 0xffff == 0 {
                 let w = Instant::now();
-                if w.duration_since(last_report) >= progress_every {
-                    last_report = w;
-                    let p = Progress { now: self.now, end: stop.end, events: self.counters.events, wall: w - wall0 };
+                if w.duration_since(clock.last) >= clock.every {
+                    clock.last = w;
+                    let p = Progress { now: self.now, end: stop.end, events: self.counters.events, wall: w - clock.start };
                     if !progress(&p) {
                         return StopReason::Interrupted;
                     }

@@ -2,7 +2,7 @@
 
 use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::sim::{MetricsConfig, SimSpec, Simulation, Source, TransportConfig};
-use pl2_sim::sim::StopAt;
+use pl2_sim::sim::{ProgressClock, StopAt};
 use pl2_sim::units::{BitsPerSec, SimTime};
 use pl2_sim::workload::MessageSpec;
 
@@ -46,7 +46,7 @@ pub fn run(spec: SimSpec, end: SimTime) -> Simulation {
     let mut sim = Simulation::new(spec).expect("valid scenario");
     sim.run(
         StopAt { end, all_delivered: true, event_budget: None },
-        std::time::Duration::from_secs(3600),
+        &mut ProgressClock::new(std::time::Duration::from_secs(3600)),
         &mut |_| true,
     );
     assert_conserved(&sim);
