@@ -14,18 +14,25 @@ from pl2.sweep import Sweep, run_sweep, summarise
 here = Path(__file__).parent
 out = Path("out/sweep-buffer")
 
-base = pl2.Scenario.from_file(here / "incast-6host.toml")
-sweep = Sweep(
-    base,
-    grid={"network.switch.buffer": ["256KiB", "512KiB", "1MiB", "2MiB"]},
-    seeds=[1, 2, 3],
-    name="buffer",
-)
-store = pl2.open_store(out / "store")
-rows = run_sweep(sweep, store)
-print(summarise(rows, by=["network.switch.buffer"]))
 
-# One run per buffer size, latency CDFs side by side.
-results = {b: pl2.run(base.with_overrides({"network.switch.buffer": b}), progress=False) for b in ["256KiB", "2MiB"]}
-plots.save(plots.latency_cdf(results), out / "latency_cdf")
-print(f"wrote {out / 'latency_cdf.png'}")
+def main() -> None:
+    base = pl2.Scenario.from_file(here / "incast-6host.toml")
+    sweep = Sweep(
+        base,
+        grid={"network.switch.buffer": ["256KiB", "512KiB", "1MiB", "2MiB"]},
+        seeds=[1, 2, 3],
+        name="buffer",
+    )
+    store = pl2.open_store(out / "store")
+    rows = run_sweep(sweep, store)
+    print(summarise(rows, by=["network.switch.buffer"]))
+
+    # One run per buffer size, latency CDFs side by side.
+    results = {b: pl2.run(base.with_overrides({"network.switch.buffer": b}), progress=False) for b in ["256KiB", "2MiB"]}
+    plots.save(plots.latency_cdf(results), out / "latency_cdf")
+    print(f"wrote {out / 'latency_cdf.png'}")
+
+
+# Sweep workers are separate processes that import this file: keep the work under main().
+if __name__ == "__main__":
+    main()

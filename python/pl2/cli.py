@@ -33,6 +33,9 @@ EXIT_FAILED = 1
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
 
+#: Rows of each table `pl2 inspect` prints.
+_INSPECT_ROWS = 50
+
 app = typer.Typer(
     name="pl2",
     help="pl2: packet-level datacenter network simulator.",
@@ -186,7 +189,8 @@ def inspect(
     run_dir: Annotated[Path, typer.Argument(help="run directory")],
     flow: Annotated[int, typer.Option("--flow", help="message id")],
 ) -> None:
-    """Print one message's row and the drops of its frames."""
+    """Print one message's row, the drops of its frames, its flow's probes and its
+    packet trace (the trace needs `[metrics.trace]` in the scenario)."""
     r = RunResult.load(run_dir)
     msg = r.messages.filter(pl.col("id") == flow)
     if msg.height == 0:
@@ -198,16 +202,18 @@ def inspect(
         t.add_row(k, str(v))
     console = _out()
     console.print(t)
-    drops = r.drops.filter(pl.col("msg_id") == flow) if "drops" in r.tables else pl.DataFrame()
-    if drops.height == 0:
-        console.print("no drops")
-        return
-    dt = Table(title=f"{drops.height} drops of message {flow}")
-    for c in drops.columns:
-        dt.add_column(c)
-    for row in drops.iter_rows():
-        dt.add_row(*(str(v) for v in row))
-    console.print(dt)
+    for name, column, what in (("drops", "msg_id", "drops"), ("probes", "flow", "probe values"), ("trace", "flow", "traced frame events")):
+        rows = r.tables[name].filter(pl.col(column) == flow) if name in r.tables else pl.DataFrame()
+        if rows.height == 0:
+            console.print(f"no {what}")
+            continue
+        shown = rows.head(_INSPECT_ROWS)
+        dt = Table(title=f"{rows.height} {what} of flow {flow}" + (f" (first {_INSPECT_ROWS})" if rows.height > _INSPECT_ROWS else ""))
+        for c in shown.columns:
+            dt.add_column(c)
+        for row in shown.iter_rows():
+            dt.add_row(*(str(v) for v in row))
+        console.print(dt)
 
 
 @app.command()

@@ -159,6 +159,25 @@ def drops_over_time(result: RunResult | pl.DataFrame, bins: int = 50) -> Figure:
     return fig
 
 
+def probes_over_time(result: RunResult | pl.DataFrame, flow: int, names: Sequence[str] | None = None) -> Figure:
+    """A flow's probe values (cwnd, slots, waits, ...) against time (µs), one series per
+    probe name."""
+    p = _frame(result, "probes").filter(pl.col("flow") == flow)
+    fig, ax = _figure()
+    wanted = names if names is not None else sorted(p["name"].unique().to_list())[:_MAX_SERIES]
+    for name in wanted:
+        s = p.filter(pl.col("name") == name).sort("time_ps")
+        ax.step(s["time_ps"].to_numpy() / PS_PER_US, s["value"].to_numpy(), where="post", label=name)
+    if not wanted:
+        ax.text(0.5, 0.5, f"no probes for flow {flow}", transform=ax.transAxes, ha="center")
+    else:
+        ax.legend()
+    ax.set_xlabel("time (µs)")
+    ax.set_ylabel("probe value (units as published)")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
 def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequence[str] = ("png", "svg")) -> list[Path]:
     """Writes `fig` as `<path>.png` and `<path>.svg` (no timestamps, so the same figure
     gives the same files); returns the paths."""

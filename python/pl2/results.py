@@ -108,6 +108,18 @@ class RunResult:
         return self.table("goodput")
 
     @property
+    def trace(self) -> pl.DataFrame:
+        """Traced frame events (time in ps, event, node, port, frame fields); empty
+        unless the scenario sets `[metrics.trace]`."""
+        return self.table("trace")
+
+    @property
+    def probes(self) -> pl.DataFrame:
+        """Values protocols published per flow over time (time in ps, host, flow, name,
+        value)."""
+        return self.table("probes")
+
+    @property
     def scenario(self) -> str:
         """The canonical scenario TOML this run used."""
         return str(self.summary.get("scenario", ""))
