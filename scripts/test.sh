@@ -18,7 +18,7 @@ stage "build and install the Python package (profile ci)"
 MATURIN_PEP517_ARGS="--profile ci" python3 -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
 
 stage "rust tests"
-cargo nextest run --cargo-profile ci --workspace --no-fail-fast --slow-timeout "60s" --final-status-level none
+cargo nextest run --cargo-profile ci --workspace
 
 stage "python tests"
 python3 -m pytest -q python/tests

@@ -7,10 +7,12 @@ on entry to the callback could otherwise be lost inside the native code."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from types import FrameType
 from typing import ContextManager
 
@@ -81,10 +83,12 @@ def run(
     """Runs one simulation and returns its result.
 
     `scenario` is a Scenario or a scenario file path; `seed` overrides its seed.
-    With `out`, the core streams every table into `out/<table>.parquet` while it runs
-    (memory stays bounded on long runs) and writes `summary.json` and `scenario.toml`;
-    the result is then loaded from there. The command line's `pl2 run` does exactly
-    this, so both give byte-identical files.
+    With `out`, the core streams every table into `<table>.parquet` while it runs
+    (memory stays bounded on long runs) and writes `summary.json` and `scenario.toml`,
+    in a temporary directory beside `out` that replaces `out` only when the run ends
+    (an interrupted or failed run leaves nothing); the result is then loaded from
+    there. The command line's `pl2 run` does exactly this, so both give byte-identical
+    files.
     `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
     regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
     called instead (return False to stop the run early; the result then covers the
@@ -100,14 +104,30 @@ def run(
         bar = SimBar()
     else:
         bar = nullcontext(None)
+    if out is not None:
+        return _run_to_dir(sc, Path(out), bar)
     with bar as inner:
         guard = _Guard(inner)
         with sigint_sets_flag(guard):
-            if out is None:
-                summary_json, tables = _ffi.call("run", sc.text, sc.base_dir, guard)
-            else:
-                _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(out), guard)
+            summary_json, tables = _ffi.call("run", sc.text, sc.base_dir, guard)
     guard.reraise()
-    if out is not None:
-        return RunResult.load(out)
     return RunResult.from_native(summary_json, tables)
+
+
+def _run_to_dir(sc: Scenario, out: Path, bar: ContextManager[ProgressFn | None]) -> RunResult:
+    """Streams the run into a temporary directory and renames it to `out` once done."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        with bar as inner:
+            guard = _Guard(inner)
+            with sigint_sets_flag(guard):
+                _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(tmp), guard)
+        guard.reraise()
+        if out.exists():
+            shutil.rmtree(out)
+        os.rename(tmp, out)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return RunResult.load(out)

@@ -83,10 +83,20 @@ def test_ctrl_c_exits_130_promptly(scenario: Path, tmp_path: Path) -> None:
 
 
 def test_runs_are_byte_identical_and_rerun_agrees(scenario: Path, tmp_path: Path) -> None:
+    # The Python API and the command line write the same files, byte for byte.
+    pl2.run(scenario, progress=False, out=tmp_path / "api")
+    r = CliRunner().invoke(app, ["run", str(scenario), "--out", str(tmp_path / "cli"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    names = sorted(p.name for p in (tmp_path / "api").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert "messages.parquet" in names and "summary.json" in names
+    for n in names:
+        assert (tmp_path / "api" / n).read_bytes() == (tmp_path / "cli" / n).read_bytes(), n
+    # In-memory results written twice are identical too.
     a = pl2.run(scenario, progress=False).write(tmp_path / "a")
     b = pl2.run(scenario, progress=False).write(tmp_path / "b")
     assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
-    r = CliRunner().invoke(app, ["rerun", str(tmp_path / "a"), "--out", str(tmp_path / "c"), "--quiet"])
+    r = CliRunner().invoke(app, ["rerun", str(tmp_path / "cli"), "--out", str(tmp_path / "c"), "--quiet"])
     assert r.exit_code == 0, r.output
 
 
