@@ -8,7 +8,7 @@ use crate::scenario::Scenario;
 use crate::workload_spec::WorkloadConfig;
 use pl2_sim::net::topology::Graph;
 use pl2_sim::rng::SimRng;
-use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source, TransportConfig};
+use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source};
 use pl2_sim::units::{BitsPerSec, SimTime};
 use pl2_sim::workload::{
     all_to_all, incast, outcast, permutation, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
@@ -36,9 +36,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
     let host_rate = |h: u32| -> BitsPerSec {
         graph.links.iter().find(|l| l.a == h || l.b == h).map(|l| l.rate).unwrap_or(net.link.rate)
     };
-    let l4 = match &sc.transport {
-        TransportConfig::Raw(c) => c.l4(),
-    };
+    let l4 = sc.transport.l4();
     let end = SimTime(sc.run.duration.0);
     let mut sources = Vec::new();
     let mut persistent = Vec::new();

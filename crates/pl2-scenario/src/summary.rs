@@ -90,5 +90,9 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
         "goodput_gbps": goodput,
         "drops": drops,
         "max_queue_bytes": maxq,
+        "pl2": match sim.transport_config() {
+            pl2_sim::sim::TransportConfig::Pl2(_) => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
+            _ => Value::Null,
+        },
     })
 }

@@ -10,6 +10,7 @@ mod model {
     mod incast_buffer;
     mod md1_queue;
     mod overrides;
+    mod pl2;
     mod trace;
     mod unloaded_latency;
 }

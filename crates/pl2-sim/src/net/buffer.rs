@@ -44,7 +44,7 @@ impl SharedBuffer {
             }
         }
         if let Some(alpha) = self.alpha {
-            let free = (self.size - self.used) as f64;
+            let free = self.size.saturating_sub(self.used) as f64;
             if (self.egress[egress][prio] + bytes) as f64 > alpha * free {
                 return Err(DropReason::BufferFull);
             }

@@ -38,6 +38,9 @@ pub struct ProgramIo<'a> {
 /// Logic a switch program implements.
 pub trait SwitchLogic {
     fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict;
+    /// A frame starts leaving one of the switch's output queues (PL2's dequeue
+    /// ablation). Default: nothing.
+    fn on_dequeue(&mut self, _now: SimTime, _pkt: &Packet) {}
 }
 
 /// Every switch program pl2 has.
@@ -46,13 +49,23 @@ pub enum SwitchProgram {
     /// Plain forwarding.
     #[default]
     Forward,
+    /// PL2's ToR scheduler ([`crate::transport::pl2::Pl2Switch`]).
+    Pl2(Box<crate::transport::pl2::Pl2Switch>),
 }
 
 impl SwitchLogic for SwitchProgram {
     #[inline]
-    fn on_ingress(&mut self, _io: &mut ProgramIo<'_>, _pkt: &mut Packet) -> Verdict {
+    fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         match self {
             SwitchProgram::Forward => Verdict::Forward,
+            SwitchProgram::Pl2(p) => p.on_ingress(io, pkt),
+        }
+    }
+    #[inline]
+    fn on_dequeue(&mut self, now: SimTime, pkt: &Packet) {
+        match self {
+            SwitchProgram::Forward => {}
+            SwitchProgram::Pl2(p) => p.on_dequeue(now, pkt),
         }
     }
 }

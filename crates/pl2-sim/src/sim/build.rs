@@ -4,6 +4,9 @@
 use super::*;
 use crate::engine::Ev;
 use crate::net::topology::TopologyError;
+use crate::config::TopologyConfig;
+use crate::net::program::SwitchProgram;
+use crate::transport::pl2::Pl2Host;
 use crate::transport::raw::RawHost;
 
 /// A model that cannot be built. Each variant names the field and the fix.
@@ -127,6 +130,7 @@ impl Simulation {
                 timers: Vec::new(),
                 up: true,
                 goodput: LazyWindow::default(),
+                tx_notify: None,
             })
             .collect();
         let switches: Vec<Switch> = switch_ports
@@ -145,12 +149,20 @@ impl Simulation {
 
         let max_payload = |l4| net.framing.max_payload(l4, net.mtu.0);
         let transports = (0..n_hosts)
-            .map(|_| match &transport {
+            .map(|h| match &transport {
                 TransportConfig::Raw(c) => {
                     if c.priority > 7 {
                         return Err(invalid("transport.priority", format!("{}; 802.1Q priorities are 0..7", c.priority)));
                     }
                     Ok(HostTransport::Raw(RawHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames)))
+                }
+                TransportConfig::Pl2(c) => {
+                    c.validate().map_err(|e| invalid("transport", e))?;
+                    let l4 = c.l4();
+                    let rate = ports[host_port[0] as usize].rate;
+                    let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, rate.0, c.slot_basis());
+                    let t = Pl2Host::new(c, h, max_payload(l4), slot).map_err(|e| invalid("transport", e))?;
+                    Ok(HostTransport::Pl2(Box::new(t)))
                 }
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -201,6 +213,10 @@ impl Simulation {
             timers: Vec::new(),
             port_rng,
         };
+        if let TransportConfig::Pl2(c) = &sim.transport_cfg {
+            let c = c.clone();
+            sim.install_pl2(&c)?;
+        }
         sim.validate_sources()?;
         if let Some(t) = sim.metrics.trace.clone() {
             let nodes = t
@@ -220,6 +236,61 @@ impl Simulation {
             sim.events.push(at, Ev::Stream(i as u32));
         }
         Ok(sim)
+    }
+
+    /// PL2: the scheduler on the ToR (single rack only; the hosts' `Pl2Host`s are built
+    /// with the other transports).
+    fn install_pl2(&mut self, c: &crate::transport::pl2::Pl2Config) -> Result<(), BuildError> {
+        use crate::transport::pl2::Pl2Switch;
+        let TopologyConfig::SingleRack { hosts, breakout } = self.net.topology else {
+            return Err(invalid(
+                "transport",
+                "PL2 runs in a single rack (network.topology kind = \"single_rack\"): its ToR schedules every host port; inter-rack PL2 (§7) is future work",
+            ));
+        };
+        let slot_ps = self.pl2_slot_ps(c);
+        let lead_ps = match c.ideal_lead {
+            Some(d) => d.0,
+            None => self.min_rsv_grt_ps(),
+        };
+        let lead = pl2_protocol::timeslot::lead_slots(lead_ps, slot_ps);
+        let sched = c.scheduler(slot_ps, lead);
+        let sw = Pl2Switch::new(sched, hosts, breakout).map_err(|e| invalid("transport", e))?;
+        self.switches[0].program = SwitchProgram::Pl2(Box::new(sw));
+        Ok(())
+    }
+
+    /// The PL2 timeslot: an MTU frame (per the configured definition) at a host link's
+    /// rate.
+    pub(crate) fn pl2_slot_ps(&self, c: &crate::transport::pl2::Pl2Config) -> u64 {
+        let rate = self.ports[self.hosts[0].port as usize].rate;
+        pl2_protocol::timeslot::timeslot_ps(self.net.mtu.0, rate.0, c.slot_basis())
+    }
+
+    /// The shortest RSV–GRT exchange between host 0 and host 1 under the model's minimum
+    /// delays: send path, uplink (the switch pipeline starts at the RSV's first bit with
+    /// cut-through, its last bit otherwise), pipeline, the GRT's serialisation and wire,
+    /// receive path. Ideal mode's lead L is this, in whole slots: a burst whose chosen
+    /// slot is at least L ahead can be timed exactly by equation (1).
+    pub(crate) fn min_rsv_grt_ps(&self) -> u64 {
+        let hc = &self.net.host;
+        let fec = self.net.link.fec_jitter.min().0;
+        let up = &self.ports[self.hosts[0].port as usize];
+        let down = &self.ports[(self.hosts[0].port ^ 1) as usize];
+        let sc = &self.switches[0].cfg;
+        let ctl = self.net.framing.wire_bytes(crate::framing::L4Headers::None, 0);
+        let up_ser = if sc.cut_through && down.rate <= up.rate { 0 } else { up.rate.tx_time(ctl).0 };
+        hc.send_cpu_per_packet.min().0
+            + hc.send_latency.min().0
+            + up_ser
+            + up.delay.0
+            + fec
+            + sc.latency.min().0
+            + down.rate.tx_time(ctl).0
+            + down.delay.0
+            + fec
+            + hc.recv_latency.min().0
+            + hc.recv_cpu_per_packet.min().0
     }
 
     fn validate_sources(&self) -> Result<(), BuildError> {

@@ -1,12 +1,14 @@
-//! Deterministic fault injection: drop a given packet of a flow, Bernoulli loss on a
-//! link direction, links going down and up, hosts crashing. Protocol tests use these to
-//! force each recovery path.
+//! Deterministic fault injection and schedules: drop a given packet of a flow,
+//! Bernoulli loss on a link direction, links going down and up, hosts crashing, and
+//! changes of link rates and switch buffers at given times (the hooks circuit switches
+//! and dynamic buffers build on). Protocol tests use these to force each recovery path.
 
 use super::build::invalid;
 use super::*;
 use crate::engine::Ev;
 use crate::metrics::DropReason;
 use crate::packet::PktKind;
+use crate::units::{BitsPerSec, Bytes};
 
 /// One fault. Links are named by their two ends, `"h3"` (host 3) or `"s0"` (switch 0),
 /// and act on the direction from `a` to `b`.
@@ -29,6 +31,18 @@ pub enum FaultSpec {
     /// Host `host` crashes at `at`: its queues are discarded and it neither sends nor
     /// receives again.
     HostCrash { host: u32, at: Duration },
+    /// From `at`, the link between `a` and `b` (both directions) runs at `rate`; a frame
+    /// being serialised at that moment finishes at the old rate.
+    LinkRate { a: String, b: String, at: Duration, rate: BitsPerSec },
+    /// From `at`, switch `switch` has a shared buffer of `buffer` bytes and/or a static
+    /// per-port limit of `port_limit`. Frames already queued stay (a queue above its new
+    /// limit drains); admission uses the new sizes.
+    SwitchBuffer {
+        switch: u32,
+        at: Duration,
+        buffer: Option<Bytes>,
+        port_limit: Option<Bytes>,
+    },
 }
 
 fn one() -> u32 {
@@ -93,6 +107,19 @@ impl Simulation {
                     }
                     self.events.push(SimTime(at.0), Ev::Fault(i as u32));
                 }
+                FaultSpec::LinkRate { a, b, at, .. } => {
+                    self.port_between(&a, &b, &f)?;
+                    self.events.push(SimTime(at.0), Ev::Fault(i as u32));
+                }
+                FaultSpec::SwitchBuffer { switch, at, buffer, port_limit } => {
+                    if switch >= self.graph.switches {
+                        return Err(invalid(format!("{f}.switch"), format!("{switch}; switches are 0..{}", self.graph.switches)));
+                    }
+                    if buffer.is_none() && port_limit.is_none() {
+                        return Err(invalid(f, "give `buffer`, `port_limit` or both"));
+                    }
+                    self.events.push(SimTime(at.0), Ev::Fault(i as u32));
+                }
             }
         }
         Ok(())
@@ -108,6 +135,20 @@ impl Simulation {
                 self.ports[(p ^ 1) as usize].up = !down;
             }
             FaultSpec::HostCrash { host, .. } => self.crash_host(host),
+            FaultSpec::LinkRate { a, b, rate, .. } => {
+                let p = self.port_between(&a, &b, "fault").expect("checked at build");
+                self.ports[p as usize].rate = rate;
+                self.ports[(p ^ 1) as usize].rate = rate;
+            }
+            FaultSpec::SwitchBuffer { switch, buffer, port_limit, .. } => {
+                let b = &mut self.switches[switch as usize].buffer;
+                if let Some(size) = buffer {
+                    b.size = size.0;
+                }
+                if let Some(l) = port_limit {
+                    b.port_limit = Some(l.0);
+                }
+            }
             _ => {}
         }
     }

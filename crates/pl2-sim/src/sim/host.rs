@@ -257,8 +257,10 @@ impl Simulation {
         self.counters.packets_delivered += 1;
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
+        let port = &self.ports[self.hosts[h as usize].port as usize];
+        let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
-        self.transports[h as usize].on_packet(self.now, &p, &mut acts);
+        self.transports[h as usize].on_packet(self.now, &p, &view, &mut acts);
         self.apply_actions(h, acts);
     }
 

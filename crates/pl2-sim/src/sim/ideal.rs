@@ -14,9 +14,7 @@ use crate::framing::L4Headers;
 impl Simulation {
     /// Data framing of the configured transport: (headers, largest payload).
     pub(crate) fn data_framing(&self) -> (L4Headers, u64) {
-        let l4 = match &self.transport_cfg {
-            TransportConfig::Raw(c) => c.l4(),
-        };
+        let l4 = self.transport_cfg.l4();
         (l4, self.net.framing.max_payload(l4, self.net.mtu.0))
     }
 

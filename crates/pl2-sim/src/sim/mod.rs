@@ -42,6 +42,18 @@ use std::collections::VecDeque;
 pub enum TransportConfig {
     /// Raw Ethernet / UDP, no congestion control.
     Raw(RawConfig),
+    /// PL2 rack-scale scheduling (single rack; the ToR runs the scheduler).
+    Pl2(crate::transport::pl2::Pl2Config),
+}
+
+impl TransportConfig {
+    /// Headers between Ethernet and the payload of data frames.
+    pub fn l4(&self) -> crate::framing::L4Headers {
+        match self {
+            TransportConfig::Raw(c) => c.l4(),
+            TransportConfig::Pl2(c) => c.l4(),
+        }
+    }
 }
 
 impl Default for TransportConfig {
@@ -182,6 +194,9 @@ pub(crate) struct Host {
     pub timers: Vec<u32>,
     pub up: bool,
     pub goodput: LazyWindow,
+    /// The frame being serialised, if its transport asked to hear when it is done
+    /// (`flags::NOTIFY_TX_DONE`).
+    pub tx_notify: Option<crate::packet::Packet>,
 }
 
 pub(crate) struct Switch {
@@ -240,6 +255,10 @@ impl Simulation {
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
+    /// The transport every host runs.
+    pub fn transport_config(&self) -> &TransportConfig {
+        &self.transport_cfg
+    }
     pub fn host_count(&self) -> u32 {
         self.graph.hosts
     }
@@ -283,5 +302,49 @@ impl Simulation {
     /// Bytes queued now at a port.
     pub fn port_queued(&self, port: u32) -> u64 {
         self.ports[port as usize].queued
+    }
+    /// PL2 counters (all zero unless the transport is PL2): the ToR schedulers' counters
+    /// including the holes, program drops, and the hosts' sender/receiver counters.
+    pub fn pl2_stats(&self) -> crate::transport::pl2::Pl2Stats {
+        use crate::net::program::SwitchProgram;
+        let mut st = crate::transport::pl2::Pl2Stats::default();
+        for sw in &self.switches {
+            if let SwitchProgram::Pl2(p) = &sw.program {
+                let a = p.stats();
+                let t = &mut st.switch;
+                t.rsvs += a.rsvs;
+                t.grants += a.grants;
+                t.granted_packets += a.granted_packets;
+                t.partial_grants += a.partial_grants;
+                t.rejects += a.rejects;
+                t.grt_copies += a.grt_copies;
+                t.data_packets += a.data_packets;
+                t.unsolicited_passed += a.unsolicited_passed;
+                t.unsolicited_dropped += a.unsolicited_dropped;
+                t.counter_drift_packets += a.counter_drift_packets;
+                t.decrement_saturations += a.decrement_saturations;
+                t.suppressed_decrements += a.suppressed_decrements;
+                t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
+                t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
+                t.cancels += a.cancels;
+                t.cancelled_packets += a.cancelled_packets;
+            }
+        }
+        st.program_drops = self.counters.drops[crate::metrics::DropReason::Program as usize];
+        for t in &self.transports {
+            if let HostTransport::Pl2(h) = t {
+                let s = h.sender_stats();
+                st.bursts += s.bursts;
+                st.rsvs += s.rsvs;
+                st.rsv_retries += s.rsv_retries;
+                st.unsolicited_bursts += s.unsolicited_bursts;
+                st.resent_bursts += s.resent_bursts;
+                st.stale_grts += s.stale_grts;
+                st.cancels_sent += s.cancels_sent;
+                st.duplicates += h.receiver_stats().duplicates;
+                st.late_frames += h.stats().late_frames;
+            }
+        }
+        st
     }
 }

@@ -47,6 +47,10 @@ impl Simulation {
             Owner::Switch { index, .. } => {
                 let Some(pkt) = p.queues.iter_mut().rev().find_map(|q| q.pop_front()) else { return };
                 let ingress = self.arena.get(pkt).next_port;
+                if let crate::net::program::SwitchProgram::Pl2(_) = self.switches[index as usize].program {
+                    let now = self.now;
+                    self.switches[index as usize].program.on_dequeue(now, self.arena.get(pkt));
+                }
                 if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.switches[index as usize].cfg.ecn {
                     self.maybe_mark(port, pkt);
                 }
@@ -68,6 +72,11 @@ impl Simulation {
         }
         let pk = self.arena.get_mut(pkt);
         let p = &mut self.ports[port as usize];
+        if let Owner::Host(h) = p.owner {
+            if pk.has(flags::NOTIFY_TX_DONE) {
+                self.hosts[h as usize].tx_notify = Some(*pk);
+            }
+        }
         let wire = pk.wire as u64;
         let ser = p.rate.tx_time(wire);
         p.busy = true;
@@ -136,8 +145,19 @@ impl Simulation {
         p.window.sum += p.cur_wire;
         p.window.active = true;
         p.queued -= p.cur_wire;
-        if let Owner::Switch { index, local } = p.owner {
-            self.switches[index as usize].buffer.remove(local as usize, p.cur_ingress as usize, p.cur_prio as usize, p.cur_wire);
+        match p.owner {
+            Owner::Switch { index, local } => {
+                self.switches[index as usize].buffer.remove(local as usize, p.cur_ingress as usize, p.cur_prio as usize, p.cur_wire);
+            }
+            Owner::Host(h) => {
+                if let Some(pk) = self.hosts[h as usize].tx_notify.take() {
+                    if self.hosts[h as usize].up {
+                        let mut acts = std::mem::take(&mut self.actions);
+                        self.transports[h as usize].on_tx_done(now, &pk, &mut acts);
+                        self.apply_actions(h, acts);
+                    }
+                }
+            }
         }
         self.kick_port(port);
     }

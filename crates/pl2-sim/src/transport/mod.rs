@@ -6,6 +6,7 @@
 //! Protocols form a closed enum ([`HostTransport`]) over one trait ([`Protocol`]), so
 //! dispatch is static. Raw Ethernet ([`raw`]) is the template for every protocol.
 
+pub mod pl2;
 pub mod raw;
 
 use crate::framing::L4Headers;
@@ -84,21 +85,35 @@ impl Actions {
     }
 }
 
+/// Read-only facts about the host a transport runs on, filled by the engine at each
+/// call that takes one.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostView {
+    /// Time the NIC needs to send what is queued at the host's egress port now (bytes
+    /// queued, including the frame being serialised, at the port's rate). PL2's
+    /// `pendingDataDelay`, reading (a) of equation (1).
+    pub nic_backlog: crate::units::Duration,
+}
+
 /// The calls every protocol answers. `now` is the simulated time of the call.
 pub trait Protocol {
     /// A sending thread starts sending `msg` (the thread is blocked until released).
     fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions);
     /// A frame addressed to this host reached the transport (after the receive path).
-    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions);
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions);
     /// Timer `id` expired.
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions);
     /// The NIC started transmitting a frame handed over by `thread`.
     fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions);
+    /// The last bit of a frame this host sent with [`crate::packet::flags::NOTIFY_TX_DONE`]
+    /// left the NIC. Only frames carrying that flag are reported.
+    fn on_tx_done(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Actions) {}
 }
 
 /// All protocols pl2 implements: one variant each, dispatched statically.
 pub enum HostTransport {
     Raw(raw::RawHost),
+    Pl2(Box<pl2::Pl2Host>),
 }
 
 impl Protocol for HostTransport {
@@ -106,24 +121,35 @@ impl Protocol for HostTransport {
     fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
         match self {
             HostTransport::Raw(t) => t.on_message(now, msg, out),
+            HostTransport::Pl2(t) => t.on_message(now, msg, out),
         }
     }
     #[inline]
-    fn on_packet(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) {
         match self {
-            HostTransport::Raw(t) => t.on_packet(now, pkt, out),
+            HostTransport::Raw(t) => t.on_packet(now, pkt, view, out),
+            HostTransport::Pl2(t) => t.on_packet(now, pkt, view, out),
+        }
+    }
+    #[inline]
+    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+        match self {
+            HostTransport::Raw(t) => t.on_tx_done(now, pkt, out),
+            HostTransport::Pl2(t) => t.on_tx_done(now, pkt, out),
         }
     }
     #[inline]
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
         match self {
             HostTransport::Raw(t) => t.on_timer(now, id, out),
+            HostTransport::Pl2(t) => t.on_timer(now, id, out),
         }
     }
     #[inline]
     fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
         match self {
             HostTransport::Raw(t) => t.on_tx_dequeue(now, thread, out),
+            HostTransport::Pl2(t) => t.on_tx_dequeue(now, thread, out),
         }
     }
 }

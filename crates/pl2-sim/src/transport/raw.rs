@@ -6,7 +6,7 @@
 //! It is also the template for every protocol: state per sending thread and per message
 //! being received, and everything it does is written into [`Actions`].
 
-use super::{Actions, MsgInfo, Protocol, SendSpec};
+use super::{Actions, HostView, MsgInfo, Protocol, SendSpec};
 use crate::framing::L4Headers;
 use crate::packet::{flags, Packet, PktKind};
 use crate::units::SimTime;
@@ -113,7 +113,7 @@ impl Protocol for RawHost {
         self.fill(msg.thread, out);
     }
 
-    fn on_packet(&mut self, _now: SimTime, pkt: &Packet, out: &mut Actions) {
+    fn on_packet(&mut self, _now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
         let slot = pkt.msg as usize;
         if slot >= self.rx.len() {
             self.rx.resize(slot + 1, (u16::MAX, 0));

@@ -72,3 +72,34 @@ fn selectors_that_match_nothing_name_the_override() {
     let e = Simulation::new(spec(net, vec![])).err().unwrap().to_string();
     assert!(e.contains("override[1].select"), "{e}");
 }
+
+#[test]
+fn a_scheduled_rate_change_applies_from_its_time() {
+    use pl2_sim::sim::FaultSpec;
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts: 2, breakout: 1 };
+    // Two single-frame messages, 10 µs apart; the downlink drops to 25G at 5 µs.
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 1500), msg(10_000_000, 0, 1, 1500)])]);
+    sp.faults = vec![FaultSpec::LinkRate { a: "s0".into(), b: "h1".into(), at: Duration::from_us(5), rate: BitsPerSec::gbps(25) }];
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    let mut m = sim.drain_records().messages;
+    m.sort_by_key(|r| r.id);
+    assert_eq!(m[0].finish.unwrap().0, PROP + LAT + SER100 + PROP);
+    // After the change the uplink (also 25G now) is the slower input: cut-through holds.
+    assert_eq!(m[1].finish.unwrap().0 - 10_000_000, 4 * SER100 + PROP + LAT + 4 * SER100 + PROP - 4 * SER100);
+}
+
+#[test]
+fn a_scheduled_buffer_change_changes_admission() {
+    use pl2_sim::sim::FaultSpec;
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts: 3, breakout: 1 };
+    net.switch.alpha = None;
+    let msgs = vec![msg(0, 0, 2, 300 * 1500), msg(0, 1, 2, 300 * 1500)];
+    let base = run(spec(net.clone(), vec![list(msgs.clone())]), SimTime(u64::MAX / 2));
+    assert_eq!(base.counters().total_drops(), 0, "12 MiB holds the whole 2-to-1 burst");
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.faults = vec![FaultSpec::SwitchBuffer { switch: 0, at: Duration::ZERO, buffer: None, port_limit: Some(Bytes(50 * 1542)) }];
+    let limited = run(sp, SimTime(u64::MAX / 2));
+    assert!(limited.counters().drops[pl2_sim::metrics::DropReason::PortLimit as usize] > 100);
+}
