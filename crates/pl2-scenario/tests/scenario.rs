@@ -73,7 +73,7 @@ fn the_identity_covers_the_contents_of_input_files() {
     assert_eq!(sc.input_files(), vec!["mine.txt".to_string()]);
 }
 
-const PINNED_HASH: &str = "26ff38045ea3d5c6";
+const PINNED_HASH: &str = "a2d30ebb04457457";
 
 #[test]
 fn canonical_form_round_trips_and_hash_is_stable() {
@@ -160,4 +160,29 @@ fn committed_scenario_reference_is_current() {
         committed == pl2_scenario::reference::scenario_reference(),
         "docs/scenario-reference.md is stale: run `cargo run -p pl2-scenario --bin pl2-reference > docs/scenario-reference.md`"
     );
+}
+
+#[test]
+fn the_testbed_example_spells_the_testbed_profile() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pl2-incast-testbed.toml");
+    let sc = Scenario::parse(&std::fs::read_to_string(&path).unwrap(), path.parent().unwrap()).unwrap();
+    let mut want = pl2_sim::config::NetworkConfig::pl2_testbed();
+    want.host.threads = 12;
+    assert_eq!(sc.network, want, "examples/pl2-incast-testbed.toml drifted from NetworkConfig::pl2_testbed()");
+}
+
+#[test]
+fn every_example_and_bench_scenario_round_trips_through_its_canonical_form() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    for dir in ["examples", "bench"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let p = e.path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let a = Scenario::parse(&std::fs::read_to_string(&p).unwrap(), &root.join(dir)).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let b = Scenario::parse(&a.canonical(), &root.join(dir)).unwrap();
+            assert_eq!(a, b, "{} does not round-trip", p.display());
+        }
+    }
 }

@@ -141,9 +141,10 @@ pub struct SwitchConfig {
     pub cut_through: bool,
     /// Shared buffer size. Default 12 MiB.
     pub buffer: Bytes,
-    /// Dynamic-threshold factor α (Choudhury–Hahne): a queue may grow to α × the free
-    /// buffer. `None` turns dynamic thresholds off. Default 1.0.
-    pub alpha: Option<f64>,
+    /// Per-queue dynamic thresholds (Choudhury–Hahne) on or off. Default true.
+    pub dynamic_thresholds: bool,
+    /// Dynamic-threshold factor α: a queue may grow to α × the unused buffer. Default 1.0.
+    pub alpha: f64,
     /// Static limit on the bytes queued at one output port (all priorities). Default none.
     pub port_limit: Option<Bytes>,
     /// ECN marking. Default off.
@@ -158,7 +159,8 @@ impl Default for SwitchConfig {
             latency: DelayDist::constant(Duration::from_ns(350)),
             cut_through: true,
             buffer: Bytes(12 << 20),
-            alpha: Some(1.0),
+            dynamic_thresholds: true,
+            alpha: 1.0,
             port_limit: None,
             ecn: EcnConfig::Off,
             ecmp: EcmpMode::PerFlow,
@@ -319,7 +321,7 @@ impl NetworkConfig {
                 },
                 cut_through: true,
                 buffer: Bytes(6 * 1_500_000),
-                alpha: None,
+                dynamic_thresholds: false,
                 port_limit: Some(Bytes(1_500_000)),
                 ..SwitchConfig::default()
             },

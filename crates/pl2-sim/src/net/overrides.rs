@@ -19,6 +19,8 @@ pub struct Override {
     pub select: String,
     /// Switch shared buffer size.
     pub buffer: Option<Bytes>,
+    /// Switch dynamic thresholds on or off.
+    pub dynamic_thresholds: Option<bool>,
     /// Switch dynamic-threshold factor.
     pub alpha: Option<f64>,
     /// Switch static per-port limit.
@@ -115,7 +117,10 @@ pub fn apply(overrides: &[Override], base: &SwitchConfig, g: &mut Graph) -> Resu
                 c.buffer = b;
             }
             if let Some(a) = o.alpha {
-                c.alpha = Some(a);
+                c.alpha = a;
+            }
+            if let Some(d) = o.dynamic_thresholds {
+                c.dynamic_thresholds = d;
             }
             if let Some(p) = o.port_limit {
                 c.port_limit = Some(p);

@@ -40,10 +40,9 @@ impl NetworkConfig {
         if self.host.threads == 0 {
             return Err(invalid("host.threads", "0; a host needs at least one thread"));
         }
-        if let Some(a) = self.switch.alpha {
-            if !(a.is_finite() && a > 0.0) {
-                return Err(invalid("switch.alpha", format!("{a}; α must be a positive number (e.g. 1.0), or omit it to turn dynamic thresholds off")));
-            }
+        let a = self.switch.alpha;
+        if !(a.is_finite() && a > 0.0) {
+            return Err(invalid("switch.alpha", format!("{a}; α must be a positive number (e.g. 1.0); to turn dynamic thresholds off set dynamic_thresholds = false")));
         }
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
@@ -67,7 +66,7 @@ impl Simulation {
             .map_err(|(i, e)| invalid(format!("override[{i}].select"), e.0))?;
         for (i, c) in switch_cfg.iter().enumerate() {
             c.latency.validate().map_err(|e| invalid(format!("switch s{i} latency"), e.0))?;
-            if c.alpha.is_some_and(|a| !(a.is_finite() && a > 0.0)) {
+            if !(c.alpha.is_finite() && c.alpha > 0.0) {
                 return Err(invalid(format!("switch s{i} alpha"), "α must be a positive number"));
             }
         }
@@ -139,7 +138,7 @@ impl Simulation {
             .enumerate()
             .map(|(s, (ps, sc))| Switch {
                 node: n_hosts + s as u32,
-                buffer: SharedBuffer::new(sc.buffer.0, sc.alpha, sc.port_limit.map(|b| b.0), ps.len()),
+                buffer: SharedBuffer::new(sc.buffer.0, sc.dynamic_thresholds.then_some(sc.alpha), sc.port_limit.map(|b| b.0), ps.len()),
                 cfg: sc,
                 program: Default::default(),
                 rng: SimRng::stream(seed, &format!("switch{s}")),

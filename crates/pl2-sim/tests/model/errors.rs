@@ -69,7 +69,7 @@ fn messages_to_missing_hosts_and_threads() {
 #[test]
 fn bad_alpha_and_buffer() {
     let mut net = NetworkConfig::default();
-    net.switch.alpha = Some(-1.0);
+    net.switch.alpha = -1.0;
     assert!(build_err(net).contains("switch.alpha"));
     let mut net = NetworkConfig::default();
     net.switch.buffer = pl2_sim::units::Bytes(100);

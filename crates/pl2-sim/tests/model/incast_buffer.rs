@@ -16,7 +16,7 @@ fn incast_drops_follow_offered_minus_drained_minus_buffered() {
     let limit = 200 * WIRE + 700;
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts: n_senders as u32 + 1, breakout: 1 };
-    net.switch.alpha = None;
+    net.switch.dynamic_thresholds = false;
     net.switch.port_limit = Some(Bytes(limit));
     let rx = n_senders as u32;
     let msgs = (0..n_senders as u32).map(|s| msg(0, s, rx, frames * 1500)).collect();
@@ -48,7 +48,7 @@ fn incast_drops_follow_offered_minus_drained_minus_buffered() {
 fn dt_settled(pairs: u32, alpha: f64, buffer: u64) -> Vec<u64> {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts: 3 * pairs, breakout: 1 };
-    net.switch.alpha = Some(alpha);
+    net.switch.alpha = alpha;
     net.switch.buffer = Bytes(buffer);
     let mut msgs = Vec::new();
     for p in 0..pairs {

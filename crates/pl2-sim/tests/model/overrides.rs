@@ -14,6 +14,7 @@ fn ov(select: &str) -> Override {
     Override {
         select: select.into(),
         buffer: None,
+        dynamic_thresholds: None,
         alpha: None,
         port_limit: None,
         ecn: None,
@@ -94,7 +95,7 @@ fn a_scheduled_buffer_change_changes_admission() {
     use pl2_sim::sim::FaultSpec;
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts: 3, breakout: 1 };
-    net.switch.alpha = None;
+    net.switch.dynamic_thresholds = false;
     let msgs = vec![msg(0, 0, 2, 300 * 1500), msg(0, 1, 2, 300 * 1500)];
     let base = run(spec(net.clone(), vec![list(msgs.clone())]), SimTime(u64::MAX / 2));
     assert_eq!(base.counters().total_drops(), 0, "12 MiB holds the whole 2-to-1 burst");
