@@ -83,6 +83,7 @@ class Kind(str, enum.Enum):
     goodput = "goodput"
     queue = "queue"
     drops = "drops"
+    probes = "probes"
 
 
 def summary_table(result: RunResult) -> Table:
@@ -165,10 +166,15 @@ def plot(
     run_dir: Annotated[Path, typer.Argument(help="run directory")],
     kind: Annotated[Kind, typer.Option(help="which figure")],
     out: Annotated[Path, typer.Option("--out", "-o", help="output path; .png or .svg for one format, else both")],
+    flow: Annotated[Optional[int], typer.Option("--flow", help="flow id (for --kind probes)")] = None,
 ) -> None:
-    """Plot a run: latency CDF, slowdown by size, goodput, queues or drops over time."""
+    """Plot a run: latency CDF, slowdown by size, goodput, queues or drops over time, or
+    one flow's probes over time."""
     r = RunResult.load(run_dir)
+    if kind is Kind.probes and flow is None:
+        raise ScenarioError("--kind probes needs --flow ID (a flow id from probes.parquet)")
     makers = {
+        Kind.probes: lambda res: plots.probes_over_time(res, flow=flow or 0),
         Kind.latency_cdf: plots.latency_cdf,
         Kind.slowdown: plots.slowdown_by_size,
         Kind.goodput: plots.goodput_over_time,

@@ -42,8 +42,9 @@ def _window_ps(starts: pl.Series, given: int | None) -> int:
 
 
 def latency_cdf(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl.DataFrame, log: bool = True) -> Figure:
-    """CDF of message latency (µs) of finished messages in the measurement window; one
-    curve per labelled result."""
+    """CDF of message latency (µs) of the messages in the measurement window; one curve
+    per labelled result. Unfinished messages count as infinitely late, so a curve tops
+    out at the fraction of messages that finished."""
     runs = results if isinstance(results, Mapping) else {"": results}
     fig, ax = _figure()
     for label, r in runs.items():
@@ -52,7 +53,7 @@ def latency_cdf(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl
             m = m.filter(pl.col("in_window"))
         lat = np.sort(m["latency_ps"].drop_nulls().to_numpy().astype(float)) / PS_PER_US
         if lat.size:
-            ax.step(lat, np.arange(1, lat.size + 1) / lat.size, where="post", label=label or None)
+            ax.step(lat, np.arange(1, lat.size + 1) / m.height, where="post", label=label or None)
     if log:
         ax.set_xscale("log")
     ax.set_xlabel("message latency (µs)")
