@@ -94,5 +94,9 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
             pl2_sim::sim::TransportConfig::Pl2(_) => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
             _ => Value::Null,
         },
+        "rds": match sim.transport_config() {
+            pl2_sim::sim::TransportConfig::Rds(_) => serde_json::to_value(sim.rds_stats()).expect("plain counters"),
+            _ => Value::Null,
+        },
     })
 }

@@ -30,6 +30,7 @@ struct MsgCols {
     start: Vec<u64>,
     finish: Vec<Option<u64>>,
     ideal: Vec<u64>,
+    breakdown: Vec<Option<[u64; 7]>>,
 }
 
 #[derive(Default)]
@@ -103,6 +104,7 @@ impl Collector {
             m.start.push(x.start.0);
             m.finish.push(x.finish.map(|f| f.0));
             m.ideal.push(x.ideal.0);
+            m.breakdown.push(x.breakdown);
         }
         let d = &mut self.drops;
         for x in r.drops {
@@ -179,6 +181,17 @@ fn u32s(v: impl Iterator<Item = u32>) -> ArrayRef {
     Arc::new(b.finish())
 }
 
+/// Column names of the latency breakdown parts, in `MessageRecord::breakdown` order.
+pub const BREAKDOWN_COLUMNS: [&str; 7] = [
+    "transport_wait_ps",
+    "send_path_ps",
+    "nic_queue_ps",
+    "switch_queue_ps",
+    "wire_ps",
+    "switch_pipeline_ps",
+    "receive_ps",
+];
+
 fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
     // Rows in completion order (unfinished messages last): the same in memory and when
     // streamed to files.
@@ -208,7 +221,10 @@ fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
             ("ideal_ps", DataType::UInt64, false),
             ("slowdown", DataType::Float64, true),
             ("in_window", DataType::Boolean, false),
-        ],
+        ]
+        .into_iter()
+        .chain(BREAKDOWN_COLUMNS.iter().map(|c| (*c, DataType::UInt64, true)))
+        .collect(),
         vec![
             u64s(order.iter().map(|&i| m.id[i])),
             u32s(order.iter().map(|&i| m.src[i])),
@@ -222,7 +238,14 @@ fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
             u64s(order.iter().map(|&i| m.ideal[i])),
             Arc::new(sd.finish()),
             Arc::new(inw.finish()),
-        ],
+        ]
+        .into_iter()
+        .chain((0..7).map(|k| {
+            let mut b = UInt64Builder::new();
+            order.iter().for_each(|&i| b.append_option(m.breakdown[i].map(|p| p[k])));
+            Arc::new(b.finish()) as ArrayRef
+        }))
+        .collect(),
     )
 }
 

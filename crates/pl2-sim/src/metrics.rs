@@ -62,6 +62,10 @@ pub struct MessageRecord {
     pub finish: Option<SimTime>,
     /// Completion time of the same message alone in the network (see `ideal`).
     pub ideal: Duration,
+    /// Where the latency went (see `sim::breakdown`), in ps: transport wait, send path,
+    /// NIC queue, switch queues, wire, switch pipelines, receive path. `None` unless
+    /// `metrics.breakdown` is on and the message finished.
+    pub breakdown: Option<[u64; 7]>,
 }
 
 /// One dropped frame.

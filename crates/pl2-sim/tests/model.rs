@@ -4,6 +4,7 @@
 
 mod model {
     pub mod common;
+    mod breakdown;
     mod determinism;
     mod errors;
     mod framing_goodput;
@@ -11,6 +12,8 @@ mod model {
     mod md1_queue;
     mod overrides;
     mod pl2;
+    mod pl2_features;
+    mod rds;
     mod trace;
     mod unloaded_latency;
 }

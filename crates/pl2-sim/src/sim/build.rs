@@ -8,6 +8,7 @@ use crate::config::TopologyConfig;
 use crate::net::program::SwitchProgram;
 use crate::transport::pl2::Pl2Host;
 use crate::transport::raw::RawHost;
+use crate::transport::rds::RdsHost;
 
 /// A model that cannot be built. Each variant names the field and the fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -163,6 +164,10 @@ impl Simulation {
                     let t = Pl2Host::new(c, h, max_payload(l4), slot).map_err(|e| invalid("transport", e))?;
                     Ok(HostTransport::Pl2(Box::new(t)))
                 }
+                TransportConfig::Rds(c) => {
+                    let t = RdsHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid("transport", e))?;
+                    Ok(HostTransport::Rds(Box::new(t)))
+                }
             })
             .collect::<Result<Vec<_>, _>>()?;
 
@@ -209,6 +214,8 @@ impl Simulation {
             emit: Vec::new(),
             link_fec,
             tracer: None,
+            breakdown: None,
+            critical: None,
             timers: Vec::new(),
             port_rng,
         };
@@ -217,6 +224,9 @@ impl Simulation {
             sim.install_pl2(&c)?;
         }
         sim.validate_sources()?;
+        if sim.metrics.breakdown {
+            sim.breakdown = Some(Vec::new());
+        }
         if let Some(t) = sim.metrics.trace.clone() {
             let nodes = t
                 .nodes

@@ -16,7 +16,7 @@ impl Simulation {
         self.counters.messages_created += 1;
         self.live_msgs += 1;
         let ideal = self.ideal_completion(src, dst, size);
-        let rec = MessageRecord { id, src, dst, size, thread, prio, start: self.now, finish: None, ideal };
+        let rec = MessageRecord { id, src, dst, size, thread, prio, start: self.now, finish: None, ideal, breakdown: None };
         match self.free_msgs.pop() {
             Some(slot) => {
                 let m = &mut self.msgs[slot as usize];
@@ -144,6 +144,9 @@ impl Simulation {
         }
         m.live = false;
         m.rec.finish = Some(self.now);
+        if let Some(c) = self.critical.filter(|c| c.0 == slot && c.1 == gen) {
+            m.rec.breakdown = Some(Self::parts(m.rec.start, &c));
+        }
         self.records.messages.push(m.rec.clone());
         self.free_msgs.push(slot);
         self.live_msgs -= 1;
@@ -205,6 +208,13 @@ impl Simulation {
                 hops: 0,
             });
             self.counters.packets_created += 1;
+            if let Some(bd) = self.breakdown.as_mut() {
+                let i = id.0 as usize;
+                if i >= bd.len() {
+                    bd.resize(i + 1, Default::default());
+                }
+                bd[i] = Default::default();
+            }
             self.group.push(id);
             if s.flags & flags::BURST_END != 0 {
                 let exit = host.txline_last.max(group_ready + hc.send_latency.sample(&mut host.rng));
@@ -243,6 +253,9 @@ impl Simulation {
             p.enqueued = now;
             let (prio, thread, end, wire) = (p.prio, p.thread, p.has(flags::BURST_END), p.wire as u64);
             self.hosts[h as usize].nic.push(pkt, prio, thread, end);
+            if let Some(t) = self.times(pkt) {
+                t.nic_enq = now.0;
+            }
             self.port_queue_add(port, wire);
         }
         self.kick_port(port);
@@ -256,12 +269,16 @@ impl Simulation {
         }
         self.counters.packets_delivered += 1;
         let p = *self.arena.get(pkt);
+        if let Some(t) = self.times(pkt).copied() {
+            self.critical = Some((p.msg, p.msg_gen, p.created, t));
+        }
         self.arena.free(pkt);
         let port = &self.ports[self.hosts[h as usize].port as usize];
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
         self.transports[h as usize].on_packet(self.now, &p, &view, &mut acts);
         self.apply_actions(h, acts);
+        self.critical = None;
     }
 
     /// A transport timer fired.

@@ -7,6 +7,7 @@
 //! receiver's FEC latency and the switch pipeline are one FIFO per input, with only its
 //! head in the event queue). A host's send path is one FIFO delay line (`HostTx`).
 
+mod breakdown;
 mod build;
 mod faults;
 mod host;
@@ -44,6 +45,8 @@ pub enum TransportConfig {
     Raw(RawConfig),
     /// PL2 rack-scale scheduling (single rack; the ToR runs the scheduler).
     Pl2(crate::transport::pl2::Pl2Config),
+    /// RDS, the PL2 paper's receiver-driven baseline (modelled after Homa).
+    Rds(crate::transport::rds::RdsConfig),
 }
 
 impl TransportConfig {
@@ -52,6 +55,7 @@ impl TransportConfig {
         match self {
             TransportConfig::Raw(c) => c.l4(),
             TransportConfig::Pl2(c) => c.l4(),
+            TransportConfig::Rds(c) => c.l4(),
         }
     }
 }
@@ -95,11 +99,14 @@ pub struct MetricsConfig {
     pub trace: Option<TraceConfig>,
     /// Keep the values protocols publish about their flows. Default true.
     pub probes: bool,
+    /// Record where each message's latency went (seven parts that add up to it). Default
+    /// false.
+    pub breakdown: bool,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true }
+        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true, breakdown: false }
     }
 }
 
@@ -243,6 +250,9 @@ pub struct Simulation {
     pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
+    /// Per-frame times for the latency breakdown (`metrics.breakdown`).
+    pub(crate) breakdown: Option<Vec<breakdown::PktTimes>>,
+    pub(crate) critical: Option<breakdown::Critical>,
     /// Every transport timer: its slot, host and the transport's own id.
     pub(crate) timers: Vec<(TimerSlot, u32, u32)>,
     pub(crate) port_rng: Vec<SimRng>,

@@ -90,13 +90,13 @@ impl Simulation {
         let fec = self.link_fec[port as usize].sample(&mut self.port_rng[port as usize]);
         let first = now + delay + fec;
         let last = first + ser;
-        let arrive = if let Some(h) = peer_host {
+        let (arrive, base) = if let Some(h) = peer_host {
             let hc = &self.net.host;
             let host = &mut self.hosts[h as usize];
             let ready = pipe_last.max(last + hc.recv_latency.sample(&mut host.rng));
             let cpu = hc.recv_cpu_per_packet.sample(&mut host.rng);
             host.rx_cpu_free = host.rx_cpu_free.max(ready) + cpu;
-            host.rx_cpu_free
+            (host.rx_cpu_free, last)
         } else {
             let s = peer - self.graph.hosts;
             let hops = self.routes.next_hops(s, pk.dst);
@@ -115,8 +115,24 @@ impl Simulation {
             pk.next_port = out;
             let cut = sw.cfg.cut_through && out != u32::MAX && self.ports[out as usize].rate <= rate;
             let base = if cut { first } else { last };
-            pipe_last.max(base + sw.cfg.latency.sample(&mut sw.rng))
+            (pipe_last.max(base + sw.cfg.latency.sample(&mut sw.rng)), base)
         };
+        if self.breakdown.is_some() {
+            let enqueued = self.arena.get(pkt).enqueued;
+            let from_host = matches!(self.ports[port as usize].owner, Owner::Host(_));
+            let t = self.times(pkt).expect("breakdown on");
+            if from_host {
+                t.nic_tx = now.0;
+            } else {
+                t.queue += now.0 - enqueued.0;
+            }
+            t.wire += base.0 - now.0;
+            if peer_host.is_some() {
+                t.receive += arrive.0 - base.0;
+            } else {
+                t.pipeline += arrive.0 - base.0;
+            }
+        }
         let p = &mut self.ports[port as usize];
         p.pipe_last = arrive;
         p.pipe.push_back((arrive, pkt));

@@ -8,6 +8,7 @@
 
 pub mod pl2;
 pub mod raw;
+pub mod rds;
 
 use crate::framing::L4Headers;
 use crate::packet::{Packet, PktKind};
@@ -114,6 +115,7 @@ pub trait Protocol {
 pub enum HostTransport {
     Raw(raw::RawHost),
     Pl2(Box<pl2::Pl2Host>),
+    Rds(Box<rds::RdsHost>),
 }
 
 impl Protocol for HostTransport {
@@ -122,6 +124,7 @@ impl Protocol for HostTransport {
         match self {
             HostTransport::Raw(t) => t.on_message(now, msg, out),
             HostTransport::Pl2(t) => t.on_message(now, msg, out),
+            HostTransport::Rds(t) => t.on_message(now, msg, out),
         }
     }
     #[inline]
@@ -129,6 +132,7 @@ impl Protocol for HostTransport {
         match self {
             HostTransport::Raw(t) => t.on_packet(now, pkt, view, out),
             HostTransport::Pl2(t) => t.on_packet(now, pkt, view, out),
+            HostTransport::Rds(t) => t.on_packet(now, pkt, view, out),
         }
     }
     #[inline]
@@ -136,6 +140,7 @@ impl Protocol for HostTransport {
         match self {
             HostTransport::Raw(t) => t.on_tx_done(now, pkt, out),
             HostTransport::Pl2(t) => t.on_tx_done(now, pkt, out),
+            HostTransport::Rds(t) => t.on_tx_done(now, pkt, out),
         }
     }
     #[inline]
@@ -143,6 +148,7 @@ impl Protocol for HostTransport {
         match self {
             HostTransport::Raw(t) => t.on_timer(now, id, out),
             HostTransport::Pl2(t) => t.on_timer(now, id, out),
+            HostTransport::Rds(t) => t.on_timer(now, id, out),
         }
     }
     #[inline]
@@ -150,6 +156,7 @@ impl Protocol for HostTransport {
         match self {
             HostTransport::Raw(t) => t.on_tx_dequeue(now, thread, out),
             HostTransport::Pl2(t) => t.on_tx_dequeue(now, thread, out),
+            HostTransport::Rds(t) => t.on_tx_dequeue(now, thread, out),
         }
     }
 }
