@@ -3,9 +3,8 @@
 
 use super::*;
 use crate::engine::Ev;
-use crate::framing::L4Headers;
 use crate::metrics::{DropReason, GoodputWindow};
-use crate::packet::{flags, Packet};
+use crate::packet::flags;
 use crate::transport::{MsgInfo, Protocol};
 
 impl Simulation {
@@ -183,30 +182,10 @@ impl Simulation {
         let was_empty = host.txline.is_empty();
         let mut group_ready = now;
         for s in &acts.sends {
-            let l4 = s.l4.unwrap_or(L4Headers::None);
-            let wire = framing.wire_bytes(l4, s.payload as u64);
             let cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
             host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
             group_ready = group_ready.max(host.tx_cpu_free);
-            let id = self.arena.alloc(Packet {
-                created: now,
-                enqueued: now,
-                aux: s.aux,
-                src: h,
-                dst: s.dst,
-                msg: s.msg,
-                flow: s.flow,
-                seq: s.seq,
-                payload: s.payload,
-                wire: wire as u32,
-                next_port: 0,
-                msg_gen: s.msg_gen,
-                thread: s.thread,
-                kind: s.kind,
-                prio: s.prio,
-                flags: s.flags,
-                hops: 0,
-            });
+            let id = self.arena.alloc(s.to_packet(h, now, framing));
             self.counters.packets_created += 1;
             if let Some(bd) = self.breakdown.as_mut() {
                 let i = id.0 as usize;

@@ -265,27 +265,9 @@ impl Simulation {
         for s in emit.drain(..) {
             let hops = self.routes.next_hops(index, s.dst);
             let Some(&out) = hops.first() else { continue };
-            let l4 = s.l4.unwrap_or(crate::framing::L4Headers::None);
-            let wire = self.net.framing.wire_bytes(l4, s.payload as u64);
-            let pkt = self.arena.alloc(crate::packet::Packet {
-                created: self.now,
-                enqueued: self.now,
-                aux: s.aux,
-                src: node,
-                dst: s.dst,
-                msg: s.msg,
-                flow: s.flow,
-                seq: s.seq,
-                payload: s.payload,
-                wire: wire as u32,
-                next_port: 0,
-                msg_gen: s.msg_gen,
-                thread: s.thread,
-                kind: s.kind,
-                prio: s.prio,
-                flags: s.flags | flags::FROM_SWITCH,
-                hops: 0,
-            });
+            let mut p = s.to_packet(node, self.now, self.net.framing);
+            p.flags |= flags::FROM_SWITCH;
+            let pkt = self.arena.alloc(p);
             self.counters.packets_created += 1;
             self.enqueue_at_switch(index, out, pkt, cpu_row, false);
         }

@@ -51,6 +51,33 @@ pub struct SendSpec {
     pub aux: u64,
 }
 
+impl SendSpec {
+    /// The frame this spec describes, sent by node `src` at `now` with the network's
+    /// framing.
+    pub fn to_packet(&self, src: u32, now: SimTime, framing: crate::framing::Framing) -> Packet {
+        let wire = framing.wire_bytes(self.l4.unwrap_or(L4Headers::None), self.payload as u64);
+        Packet {
+            created: now,
+            enqueued: now,
+            aux: self.aux,
+            src,
+            dst: self.dst,
+            msg: self.msg,
+            flow: self.flow,
+            seq: self.seq,
+            payload: self.payload,
+            wire: wire as u32,
+            next_port: 0,
+            msg_gen: self.msg_gen,
+            thread: self.thread,
+            kind: self.kind,
+            prio: self.prio,
+            flags: self.flags,
+            hops: 0,
+        }
+    }
+}
+
 /// What a transport wants done, collected during one call.
 #[derive(Default)]
 pub struct Actions {

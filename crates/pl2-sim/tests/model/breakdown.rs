@@ -4,11 +4,7 @@
 use super::common::*;
 use pl2_sim::config::{NetworkConfig, TopologyConfig};
 use pl2_sim::dist::DelayDist;
-use pl2_sim::framing::{Framing, L4Headers};
-use pl2_sim::rng::SimRng;
-use pl2_sim::sim::Source;
 use pl2_sim::units::{BitsPerSec, Duration, SimTime};
-use pl2_sim::workload::{DestChooser, PoissonParams, PoissonSource, SizeCdf};
 
 #[test]
 fn parts_add_up_to_the_latency_of_every_message_under_load() {
@@ -18,26 +14,7 @@ fn parts_add_up_to_the_latency_of_every_message_under_load() {
     net.host.send_latency = DelayDist::Uniform { min: Duration::from_ns(200), max: Duration::from_ns(900) };
     net.host.recv_latency = DelayDist::Uniform { min: Duration::from_ns(300), max: Duration::from_ns(700) };
     net.host.threads = 2;
-    let sources = (0..8)
-        .map(|h| {
-            let gen = PoissonSource::new(PoissonParams {
-                src: h,
-                load: 0.6,
-                nic_rate: BitsPerSec::gbps(100),
-                sizes: SizeCdf::builtin("w3").unwrap(),
-                dests: DestChooser::UniformExcept { n_hosts: 8, exclude_self: true },
-                start: SimTime(0),
-                stop: SimTime(300_000_000),
-                framing: Framing::default(),
-                l4: L4Headers::None,
-                mtu_bytes: 1500,
-                thread: u16::MAX,
-                priority: 0,
-            })
-            .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(3, &format!("s{h}")), pending: None }
-        })
-        .collect();
+    let sources = poisson_all_to_all(8, 0.6, "w3", 300_000_000, 3);
     let mut sp = spec(net, sources);
     sp.metrics.breakdown = true;
     let mut sim = run(sp, SimTime(u64::MAX / 2));

@@ -68,3 +68,32 @@ pub fn assert_conserved(sim: &Simulation) {
         sim.packets_in_flight()
     );
 }
+
+/// Open-loop Poisson sources on hosts 0..n, each offering `load` of a 100G link with
+/// sizes from the built-in distribution `sizes`, to uniformly chosen other hosts, until
+/// `stop_ps`; random streams keyed by `seed`.
+pub fn poisson_all_to_all(n: u32, load: f64, sizes: &str, stop_ps: u64, seed: u64) -> Vec<Source> {
+    use pl2_sim::framing::{Framing, L4Headers};
+    use pl2_sim::rng::SimRng;
+    use pl2_sim::workload::{DestChooser, PoissonParams, PoissonSource, SizeCdf};
+    (0..n)
+        .map(|h| {
+            let gen = PoissonSource::new(PoissonParams {
+                src: h,
+                load,
+                nic_rate: BitsPerSec::gbps(100),
+                sizes: SizeCdf::builtin(sizes).unwrap(),
+                dests: DestChooser::UniformExcept { n_hosts: n, exclude_self: true },
+                start: SimTime(0),
+                stop: SimTime(stop_ps),
+                framing: Framing::default(),
+                l4: L4Headers::None,
+                mtu_bytes: 1500,
+                thread: u16::MAX,
+                priority: 0,
+            })
+            .unwrap();
+            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None }
+        })
+        .collect()
+}

@@ -2,35 +2,12 @@
 
 use super::common::*;
 use pl2_sim::config::{NetworkConfig, TopologyConfig};
-use pl2_sim::framing::{Framing, L4Headers};
-use pl2_sim::rng::SimRng;
-use pl2_sim::sim::Source;
-use pl2_sim::units::{BitsPerSec, SimTime};
-use pl2_sim::workload::{DestChooser, PoissonParams, PoissonSource, SizeCdf};
+use pl2_sim::units::SimTime;
 
 fn poisson_run(seed: u64) -> String {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 4, uplink: Default::default() };
-    let sources = (0..8)
-        .map(|h| {
-            let gen = PoissonSource::new(PoissonParams {
-                src: h,
-                load: 0.5,
-                nic_rate: BitsPerSec::gbps(100),
-                sizes: SizeCdf::builtin("w3").unwrap(),
-                dests: DestChooser::UniformExcept { n_hosts: 8, exclude_self: true },
-                start: SimTime(0),
-                stop: SimTime(200_000_000),
-                framing: Framing::default(),
-                l4: L4Headers::None,
-                mtu_bytes: 1500,
-                thread: u16::MAX,
-                priority: 0,
-            })
-            .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None }
-        })
-        .collect();
+    let sources = poisson_all_to_all(8, 0.5, "w3", 200_000_000, seed);
     let mut sp = spec(net, sources);
     sp.seed = seed;
     let mut sim = run(sp, SimTime(u64::MAX / 2));

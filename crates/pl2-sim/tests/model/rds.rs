@@ -5,8 +5,7 @@
 use super::common::*;
 use pl2_sim::config::{NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::Records;
-use pl2_sim::rng::SimRng;
-use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, Source, TransportConfig};
+use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, TransportConfig};
 use pl2_sim::transport::raw::RawHeaders;
 use pl2_sim::transport::rds::{RdsConfig, RdsPolicy, RdsStats};
 use pl2_sim::units::{BitsPerSec, Bytes, SimTime};
@@ -191,33 +190,12 @@ fn overcommit_one_grants_one_sender_at_a_time_and_srpt_picks_the_smallest() {
 }
 
 fn poisson_run(seed: u64) -> (String, RdsStats) {
-    use pl2_sim::framing::{Framing, L4Headers};
-    use pl2_sim::workload::{DestChooser, PoissonParams, PoissonSource, SizeCdf};
     // Any topology and host pair: two racks behind two spines.
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 4, uplink: Default::default() };
     net.switch.dynamic_thresholds = false;
     net.switch.port_limit = Some(Bytes(60_000));
-    let sources = (0..8)
-        .map(|h| {
-            let gen = PoissonSource::new(PoissonParams {
-                src: h,
-                load: 0.5,
-                nic_rate: BitsPerSec::gbps(100),
-                sizes: SizeCdf::builtin("w3").unwrap(),
-                dests: DestChooser::UniformExcept { n_hosts: 8, exclude_self: true },
-                start: SimTime(0),
-                stop: SimTime(100_000_000),
-                framing: Framing::default(),
-                l4: L4Headers::None,
-                mtu_bytes: 1500,
-                thread: u16::MAX,
-                priority: 0,
-            })
-            .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None }
-        })
-        .collect();
+    let sources = poisson_all_to_all(8, 0.5, "w3", 100_000_000, seed);
     let mut sp = spec(net, sources);
     sp.transport = TransportConfig::Rds(RdsConfig::default());
     sp.seed = seed;
