@@ -21,7 +21,7 @@ from rich.table import Table
 from pl2 import plots
 from pl2._units import fmt_num, fmt_time_ps, fmt_us
 from pl2.errors import NativeUnavailableError, ScenarioError, StoreError
-from pl2.executors import LocalExecutor, WorkersCannotStart
+from pl2.executors import Executor, LocalExecutor, WorkersCannotStart
 from pl2.results import RunResult
 from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
@@ -146,12 +146,21 @@ def show(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")]) -
 def sweep(
     spec: Annotated[Path, typer.Argument(help="sweep spec TOML file")],
     store: Annotated[Path, typer.Option("--store", help="results store directory")],
-    workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU)")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU); with --ray, CPUs of the local Ray")] = None,
+    ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
+    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster to join, e.g. auto or ray://head:10001 (implies --ray)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
 ) -> None:
     """Run every run of a sweep the store lacks; exit 1 if any run failed."""
     sw = Sweep.from_file(spec)
-    df = run_sweep(sw, open_store(store), LocalExecutor(workers), progress=not quiet)
+    executor: Executor
+    if ray or ray_address is not None:
+        from pl2.ray_executor import RayExecutor
+
+        executor = RayExecutor(address=ray_address, num_cpus=workers)
+    else:
+        executor = LocalExecutor(workers)
+    df = run_sweep(sw, open_store(store), executor, progress=not quiet)
     failed = df.filter(pl.col("status") == "failed")
     typer.echo(f"sweep {sw.name}: {df.height} runs, {df.height - failed.height} done, {failed.height} failed (store {store})")
     for run_id, error in failed.select("run_id", "error").iter_rows():
