@@ -2,7 +2,7 @@
 //! (draining records into compact columns between slices and handing full batches to a
 //! sink), and produce the summary.
 
-use crate::compile::compile;
+use crate::compile::compile_spec;
 use crate::error::ScenarioError;
 use crate::scenario::Scenario;
 use crate::summary::summarise;
@@ -39,7 +39,8 @@ pub fn run_scenario(
     sink: &mut dyn TableSink,
     progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<RunOutput, RunError> {
-    let spec = compile(sc, base_dir)?;
+    // `Scenario::parse` already built the model once to validate it.
+    let spec = compile_spec(sc, base_dir)?;
     let mut sim = Simulation::new(spec).map_err(ScenarioError::from_build)?;
     let end = SimTime(sc.run.duration.0);
     let slice = (end.0 / 200).max(1_000_000);

@@ -98,5 +98,9 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
             pl2_sim::sim::TransportConfig::Rds(_) => serde_json::to_value(sim.rds_stats()).expect("plain counters"),
             _ => Value::Null,
         },
+        "tcp": match sim.transport_config() {
+            pl2_sim::sim::TransportConfig::Tcp(_) => serde_json::to_value(sim.tcp_stats()).expect("plain counters"),
+            _ => Value::Null,
+        },
     })
 }

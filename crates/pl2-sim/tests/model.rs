@@ -14,6 +14,7 @@ mod model {
     mod pl2;
     mod pl2_features;
     mod rds;
+    mod tcp;
     mod trace;
     mod unloaded_latency;
 }

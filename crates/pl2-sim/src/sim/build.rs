@@ -9,6 +9,7 @@ use crate::net::program::SwitchProgram;
 use crate::transport::pl2::Pl2Host;
 use crate::transport::raw::RawHost;
 use crate::transport::rds::RdsHost;
+use crate::transport::tcp::TcpHost;
 
 /// A model that cannot be built. Each variant names the field and the fix.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -100,7 +101,6 @@ impl Simulation {
                     cur_prio: 0,
                     cur_ingress: 0,
                     cur_data: false,
-                    queues: Default::default(),
                     queued: 0,
                     pipe: VecDeque::new(),
                     pipe_last: SimTime::ZERO,
@@ -168,6 +168,10 @@ impl Simulation {
                     let t = RdsHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid("transport", e))?;
                     Ok(HostTransport::Rds(Box::new(t)))
                 }
+                TransportConfig::Tcp(c) => {
+                    let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid("transport", e))?;
+                    Ok(HostTransport::Tcp(Box::new(t)))
+                }
             })
             .collect::<Result<Vec<_>, _>>()?;
 
@@ -191,6 +195,7 @@ impl Simulation {
             events: EventQueue::default(),
             net,
             graph,
+            queues: (0..ports.len()).map(|_| Default::default()).collect(),
             ports,
             hosts,
             switches,

@@ -47,6 +47,8 @@ pub enum TransportConfig {
     Pl2(crate::transport::pl2::Pl2Config),
     /// RDS, the PL2 paper's receiver-driven baseline (modelled after Homa).
     Rds(crate::transport::rds::RdsConfig),
+    /// TCP (NewReno, CUBIC, DCTCP or no congestion control; SACK, delayed ACKs).
+    Tcp(crate::transport::tcp::TcpConfig),
 }
 
 impl TransportConfig {
@@ -56,6 +58,7 @@ impl TransportConfig {
             TransportConfig::Raw(c) => c.l4(),
             TransportConfig::Pl2(c) => c.l4(),
             TransportConfig::Rds(c) => c.l4(),
+            TransportConfig::Tcp(c) => c.l4(),
         }
     }
 }
@@ -171,8 +174,6 @@ pub(crate) struct Port {
     pub cur_prio: u8,
     pub cur_ingress: u32,
     pub cur_data: bool,
-    /// Switch egress queues by priority (hosts use their NIC queues instead).
-    pub queues: [VecDeque<PktId>; 8],
     /// Bytes queued including the frame being serialised.
     pub queued: u64,
     /// Frames on the wire or in the far node's input pipeline, with the time each
@@ -228,6 +229,9 @@ pub struct Simulation {
     pub(crate) net: NetworkConfig,
     pub(crate) graph: Graph,
     pub(crate) ports: Vec<Port>,
+    /// Switch egress queues by priority, per global port id (hosts use their NIC
+    /// queues). Kept apart from `ports` so the per-frame port state stays compact.
+    pub(crate) queues: Vec<[VecDeque<PktId>; 8]>,
     pub(crate) hosts: Vec<Host>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) routes: RoutingTable,

@@ -45,7 +45,7 @@ impl Simulation {
                 self.apply_actions(h, acts);
             }
             Owner::Switch { index, .. } => {
-                let Some(pkt) = p.queues.iter_mut().rev().find_map(|q| q.pop_front()) else { return };
+                let Some(pkt) = self.queues[port as usize].iter_mut().rev().find_map(|q| q.pop_front()) else { return };
                 let ingress = self.arena.get(pkt).next_port;
                 if let crate::net::program::SwitchProgram::Pl2(_) = self.switches[index as usize].program {
                     let now = self.now;
@@ -252,7 +252,7 @@ impl Simulation {
         }
         // While queued, `next_port` holds the ingress port (local index) for accounting.
         self.arena.get_mut(pkt).next_port = ingress;
-        self.ports[out as usize].queues[prio].push_back(pkt);
+        self.queues[out as usize][prio].push_back(pkt);
         self.port_queue_add(out, wire);
         self.kick_port(out);
     }

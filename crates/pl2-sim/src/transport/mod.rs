@@ -9,6 +9,7 @@
 pub mod pl2;
 pub mod raw;
 pub mod rds;
+pub mod tcp;
 
 use crate::framing::L4Headers;
 use crate::packet::{Packet, PktKind};
@@ -143,6 +144,7 @@ pub enum HostTransport {
     Raw(raw::RawHost),
     Pl2(Box<pl2::Pl2Host>),
     Rds(Box<rds::RdsHost>),
+    Tcp(Box<tcp::TcpHost>),
 }
 
 impl Protocol for HostTransport {
@@ -152,6 +154,7 @@ impl Protocol for HostTransport {
             HostTransport::Raw(t) => t.on_message(now, msg, out),
             HostTransport::Pl2(t) => t.on_message(now, msg, out),
             HostTransport::Rds(t) => t.on_message(now, msg, out),
+            HostTransport::Tcp(t) => t.on_message(now, msg, out),
         }
     }
     #[inline]
@@ -160,6 +163,7 @@ impl Protocol for HostTransport {
             HostTransport::Raw(t) => t.on_packet(now, pkt, view, out),
             HostTransport::Pl2(t) => t.on_packet(now, pkt, view, out),
             HostTransport::Rds(t) => t.on_packet(now, pkt, view, out),
+            HostTransport::Tcp(t) => t.on_packet(now, pkt, view, out),
         }
     }
     #[inline]
@@ -168,6 +172,7 @@ impl Protocol for HostTransport {
             HostTransport::Raw(t) => t.on_tx_done(now, pkt, out),
             HostTransport::Pl2(t) => t.on_tx_done(now, pkt, out),
             HostTransport::Rds(t) => t.on_tx_done(now, pkt, out),
+            HostTransport::Tcp(t) => t.on_tx_done(now, pkt, out),
         }
     }
     #[inline]
@@ -176,6 +181,7 @@ impl Protocol for HostTransport {
             HostTransport::Raw(t) => t.on_timer(now, id, out),
             HostTransport::Pl2(t) => t.on_timer(now, id, out),
             HostTransport::Rds(t) => t.on_timer(now, id, out),
+            HostTransport::Tcp(t) => t.on_timer(now, id, out),
         }
     }
     #[inline]
@@ -184,6 +190,7 @@ impl Protocol for HostTransport {
             HostTransport::Raw(t) => t.on_tx_dequeue(now, thread, out),
             HostTransport::Pl2(t) => t.on_tx_dequeue(now, thread, out),
             HostTransport::Rds(t) => t.on_tx_dequeue(now, thread, out),
+            HostTransport::Tcp(t) => t.on_tx_dequeue(now, thread, out),
         }
     }
 }

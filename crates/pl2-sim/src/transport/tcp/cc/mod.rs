@@ -1,0 +1,192 @@
+//! Congestion control: a small trait and a closed enum over the algorithms (static
+//! dispatch). The connection owns the window ([`Window`]); an algorithm only changes
+//! `cwnd` and `ssthresh` when told about ACKs, losses, timeouts and ECN echoes. Loss
+//! recovery (which segments to resend, when recovery ends) is the connection's job.
+
+pub mod cubic;
+pub mod dctcp;
+pub mod newreno;
+pub mod none;
+
+use super::config::CcKind;
+use crate::units::{Duration, SimTime};
+
+/// The window an algorithm controls, in bytes.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub mss: u64,
+}
+
+/// What an ACK that advanced `snd_una` tells the algorithm.
+#[derive(Copy, Clone, Debug)]
+pub struct AckInfo {
+    pub now: SimTime,
+    /// Bytes newly acknowledged.
+    pub acked: u64,
+    /// The ACK carried ECN-Echo.
+    pub ece: bool,
+    /// Smoothed RTT, if known.
+    pub srtt: Option<Duration>,
+    /// The connection is in fast recovery (no window growth).
+    pub in_recovery: bool,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
+pub trait CongestionControl {
+    /// New data was acknowledged: grow the window (slow start / congestion avoidance).
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo);
+    /// Loss detected by duplicate ACKs / SACK: set `ssthresh` and `cwnd` for recovery.
+    fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64);
+    /// Retransmission timeout (first expiry of a series): `ssthresh` (RFC 5681 eq. 4);
+    /// the connection sets `cwnd` to one segment.
+    fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        self.on_loss(w, now, flight);
+        w.ssthresh = (flight / 2).max(2 * w.mss);
+    }
+    /// DCTCP's running alpha (others: none).
+    fn alpha(&self) -> Option<f64> {
+        None
+    }
+    /// Whether data segments are ECN-capable (ECT).
+    fn ecn(&self) -> bool {
+        false
+    }
+}
+
+/// Slow start (RFC 5681 §3.1) with byte counting (RFC 3465, no per-ACK limit, which
+/// matters with delayed ACKs): `cwnd` grows by the bytes acknowledged, up to
+/// `ssthresh`. Returns the bytes left over for congestion avoidance.
+pub(crate) fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    if w.cwnd >= w.ssthresh {
+        return acked;
+    }
+    let room = w.ssthresh - w.cwnd;
+    let used = acked.min(room);
+    w.cwnd += used;
+    acked - used
+}
+
+/// The algorithms pl2 implements.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    NewReno(newreno::NewReno),
+    Cubic(cubic::Cubic),
+    Dctcp(dctcp::Dctcp),
+    None(none::NoCc),
+}
+
+impl Cc {
+    pub fn new(kind: CcKind) -> Cc {
+        match kind {
+            CcKind::NewReno => Cc::NewReno(newreno::NewReno::default()),
+            CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
+            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::default()),
+            CcKind::None => Cc::None(none::NoCc),
+        }
+    }
+}
+
+/// Evaluates `$e` with `$c` bound to whichever algorithm `$s` holds (static dispatch).
+macro_rules! each {
+    ($s:expr, $c:ident => $e:expr) => {
+        match $s {
+            Cc::NewReno($c) => $e,
+            Cc::Cubic($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::None($c) => $e,
+        }
+    };
+}
+
+impl CongestionControl for Cc {
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        each!(self, c => c.on_ack(w, a))
+    }
+    fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        each!(self, c => c.on_loss(w, now, flight))
+    }
+    fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        each!(self, c => c.on_rto(w, now, flight))
+    }
+    fn alpha(&self) -> Option<f64> {
+        each!(self, c => c.alpha())
+    }
+    fn ecn(&self) -> bool {
+        each!(self, c => c.ecn())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Duration;
+
+    const MSS: u64 = 1000;
+
+    fn ack(now_ms: u64, acked: u64) -> AckInfo {
+        AckInfo {
+            now: SimTime(now_ms * 1_000_000_000),
+            acked,
+            ece: false,
+            srtt: Some(Duration::from_ms(100)),
+            in_recovery: false,
+            snd_una: 0,
+            snd_nxt: 0,
+        }
+    }
+
+    #[test]
+    fn newreno_slow_start_then_one_mss_per_window() {
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
+        let mut c = Cc::new(CcKind::NewReno);
+        c.on_ack(&mut w, &ack(0, 10 * MSS));
+        assert_eq!(w.cwnd, 20 * MSS);
+        for _ in 0..20 {
+            c.on_ack(&mut w, &ack(0, MSS));
+        }
+        assert_eq!(w.cwnd, 21 * MSS);
+        c.on_loss(&mut w, SimTime::ZERO, 30 * MSS);
+        assert_eq!((w.cwnd, w.ssthresh), (15 * MSS, 15 * MSS));
+        c.on_rto(&mut w, SimTime::ZERO, 3 * MSS);
+        assert_eq!(w.ssthresh, 2 * MSS, "RFC 5681 eq. 4: at least 2 SMSS");
+    }
+
+    #[test]
+    fn cubic_loss_sets_k_and_fast_convergence_lowers_w_max() {
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
+        let mut c = cubic::Cubic::default();
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        assert_eq!((w.cwnd, c.w_max), (70 * MSS, 100.0));
+        assert!((c.k - (100.0f64 * 0.3 / 0.4).cbrt()).abs() < 1e-12);
+        // A second loss below the previous W_max: W_max = cwnd (1 + β) / 2.
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        assert!((c.w_max - 70.0 * 1.7 / 2.0).abs() < 1e-9, "{}", c.w_max);
+        assert_eq!(w.cwnd, 49 * MSS);
+        // W_cubic(K) = W_max.
+        assert!((c.w_cubic(c.k) - c.w_max).abs() < 1e-9);
+    }
+
+    #[test]
+    fn dctcp_alpha_moves_by_g_per_window_and_cuts_by_alpha_over_2() {
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        let mut d = dctcp::Dctcp::default();
+        // Windows of 100 segments with nothing marked: alpha ← (15/16)·alpha each.
+        for k in 1..=10u64 {
+            let a = AckInfo { snd_una: k * 100 * MSS, snd_nxt: (k + 1) * 100 * MSS, ..ack(0, 100 * MSS) };
+            d.on_ack(&mut w, &a);
+        }
+        // The first ACK opens the first window (no update), the next nine close one each.
+        assert!((d.alpha - (15.0f64 / 16.0).powi(9)).abs() < 1e-12, "{}", d.alpha);
+        let alpha = d.alpha;
+        let cwnd = w.cwnd;
+        let a = AckInfo { ece: true, snd_una: 1_100 * MSS, snd_nxt: 1_200 * MSS, ..ack(0, MSS) };
+        d.on_ack(&mut w, &a);
+        let expect_alpha = (15.0 / 16.0) * alpha + 1.0 / 16.0;
+        assert!((d.alpha - expect_alpha).abs() < 1e-12);
+        assert_eq!(w.cwnd, (cwnd as f64 * (1.0 - d.alpha / 2.0)) as u64);
+        assert!(d.ecn());
+    }
+}

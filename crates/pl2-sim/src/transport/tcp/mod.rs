@@ -1,0 +1,184 @@
+//! TCP: NewReno, CUBIC, DCTCP or no congestion control over a byte stream per (sending
+//! thread, destination), with SACK loss recovery, delayed ACKs and an RFC 6298 RTO.
+//!
+//! - Connections are pre-established: no handshake (SYN/FIN) is modelled; the first
+//!   message on a (thread, destination) pair sends at once with the initial window.
+//! - MSS = MTU − 40 (IPv4 20 + TCP 20, no options on data: no timestamps): 1460 B at a
+//!   1500 B MTU, in 1542 B on the wire with an 802.1Q tag. ACKs carrying a SACK block
+//!   have 12 option bytes (still minimum-size frames). See [`wire`] for the header
+//!   mapping onto the 64-byte packet.
+//! - Messages ride the stream (segments never span two messages); a message completes
+//!   when its last byte is delivered in order; the sending thread is released when the
+//!   message's last byte is in the send buffer ([`sender`]).
+//! - Sender: [`sender`] (window, SACK / NewReno recovery, RTO); receiver: [`receiver`]
+//!   (in-order delivery, delayed ACKs, SACK blocks, ECN echo); RTO estimator: [`rto`];
+//!   congestion control: [`cc`].
+//!
+//! Probes (flow = [`wire::flow_id`] of the connection), published at every ACK and
+//! timeout: `tcp_cwnd` and `tcp_ssthresh` (bytes), `tcp_srtt_us`, `tcp_inflight` (RFC
+//! 6675 pipe, bytes), `tcp_retx` (segments resent so far), `tcp_alpha` (DCTCP), `tcp_cubic_reno_friendly` (CUBIC: 1 when the
+//! last window update came from the Reno-friendly estimate).
+//! Counters: [`TcpStats`], summed over hosts by [`crate::sim::Simulation::tcp_stats`].
+//!
+//! Timer ids: `2·i` for sender connection `i` (RTO), `2·i + 1` for receiver connection
+//! `i` (delayed ACK).
+
+pub mod cc;
+pub mod config;
+pub mod receiver;
+pub mod rto;
+pub mod sender;
+pub mod wire;
+
+pub use config::{CcKind, TcpConfig};
+
+use crate::packet::Packet;
+use crate::transport::{Actions, HostView, MsgInfo, Protocol};
+use crate::units::SimTime;
+use receiver::Receiver;
+use sender::Sender;
+
+/// TCP counters (per host, or summed over a run by
+/// [`crate::sim::Simulation::tcp_stats`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TcpStats {
+    /// Messages written by senders.
+    pub messages_sent: u64,
+    /// New data segments sent (first transmissions).
+    pub segments_sent: u64,
+    /// Segments sent again (fast recovery and after timeouts).
+    pub retransmissions: u64,
+    /// Fast-recovery episodes entered (duplicate ACKs or SACK).
+    pub fast_recoveries: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// RTT samples taken (Karn's rule skips ACKs of resent segments).
+    pub rtt_samples: u64,
+    /// ACKs received, duplicate ACKs among them, ACKs ignored (old or unknown).
+    pub acks_received: u64,
+    pub dupacks: u64,
+    pub stale_acks: u64,
+    /// ACKs with ECN-Echo received.
+    pub ecn_echoes: u64,
+    /// Data segments received, out of order, duplicated.
+    pub segments_received: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    /// Data segments received with CE set (marked by a switch).
+    pub ce_received: u64,
+    /// ACKs sent, and delayed ACKs sent by their timer.
+    pub acks_sent: u64,
+    pub delayed_ack_timeouts: u64,
+}
+
+impl TcpStats {
+    fn add(&mut self, o: &TcpStats) {
+        self.messages_sent += o.messages_sent;
+        self.segments_sent += o.segments_sent;
+        self.retransmissions += o.retransmissions;
+        self.fast_recoveries += o.fast_recoveries;
+        self.timeouts += o.timeouts;
+        self.rtt_samples += o.rtt_samples;
+        self.acks_received += o.acks_received;
+        self.dupacks += o.dupacks;
+        self.stale_acks += o.stale_acks;
+        self.ecn_echoes += o.ecn_echoes;
+        self.segments_received += o.segments_received;
+        self.out_of_order += o.out_of_order;
+        self.duplicates += o.duplicates;
+        self.ce_received += o.ce_received;
+        self.acks_sent += o.acks_sent;
+        self.delayed_ack_timeouts += o.delayed_ack_timeouts;
+    }
+}
+
+/// What both halves read.
+pub(crate) struct Ctx {
+    pub cfg: TcpConfig,
+    pub mss: u64,
+    pub host: u32,
+}
+
+/// TCP on one host: a sender and a receiver.
+pub struct TcpHost {
+    ctx: Ctx,
+    sender: Sender,
+    receiver: Receiver,
+    stats: TcpStats,
+}
+
+impl TcpHost {
+    pub fn new(cfg: &TcpConfig, host: u32, mss: u64, threads: u16, ring: u32) -> Result<TcpHost, String> {
+        cfg.validate(mss)?;
+        Ok(TcpHost {
+            ctx: Ctx { cfg: cfg.clone(), mss, host },
+            sender: Sender::new(threads, ring),
+            receiver: Receiver::new(),
+            stats: TcpStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> &TcpStats {
+        &self.stats
+    }
+
+    /// Bytes written by this host's applications and not yet acknowledged.
+    pub fn unacknowledged(&self) -> u64 {
+        self.sender.unacknowledged()
+    }
+}
+
+impl Protocol for TcpHost {
+    fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
+        self.sender.on_message(now, &self.ctx, msg, &mut self.stats, out);
+    }
+
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
+        if let Some(s) = wire::decode_segment(pkt) {
+            let from = out.sends.len();
+            self.receiver.on_data(now, &self.ctx, pkt, &s, &mut self.stats, out);
+            self.count_acks(from, out);
+        } else if let Some(a) = wire::decode_ack(pkt) {
+            self.sender.on_ack(now, &self.ctx, pkt.src, &a, &mut self.stats, out);
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
+        if id % 2 == 0 {
+            self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
+        } else {
+            let from = out.sends.len();
+            self.receiver.on_timer(now, &self.ctx, id, &mut self.stats, out);
+            self.count_acks(from, out);
+        }
+    }
+
+    fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
+        self.sender.on_tx_dequeue(now, &self.ctx, thread, &mut self.stats, out);
+    }
+}
+
+impl TcpHost {
+    /// ACKs count against the ring share of the thread they carry (they never wait).
+    fn count_acks(&mut self, from: usize, out: &Actions) {
+        for s in &out.sends[from..] {
+            let t = s.thread as usize;
+            if t < self.sender.in_ring.len() {
+                self.sender.in_ring[t] += 1;
+            }
+        }
+    }
+}
+
+impl crate::sim::Simulation {
+    /// TCP counters summed over hosts (all zero unless the transport is TCP).
+    pub fn tcp_stats(&self) -> TcpStats {
+        let mut st = TcpStats::default();
+        for t in &self.transports {
+            if let crate::transport::HostTransport::Tcp(h) = t {
+                st.add(h.stats());
+            }
+        }
+        st
+    }
+}

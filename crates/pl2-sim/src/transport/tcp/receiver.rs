@@ -1,0 +1,176 @@
+//! The receiving half: per connection (sending host, sending thread) the next expected
+//! byte, the out-of-order segments held, and the delayed-ACK state.
+//!
+//! - In-order bytes are delivered at once (the application reads immediately, so the
+//!   advertised window stays `receive_window`); a message is delivered when its last
+//!   byte is (the segment flagged as ending it is delivered in order).
+//! - ACKs (RFC 5681 §4.2, RFC 1122): with delayed ACKs, every second in-order segment is
+//!   acknowledged at once, a lone one after `delayed_ack_timeout`; an out-of-order or
+//!   duplicate segment, and one that fills a hole, is acknowledged at once.
+//! - SACK (RFC 2018): an ACK carries the block holding the most recently received
+//!   out-of-order segment (after a hole is partly filled: the lowest block left).
+//! - ECN (RFC 8257 §3.2): every ACK echoes the CE bit of the latest segment (ECE); when
+//!   the CE bit changes with an ACK pending, the pending ACK goes out first with the old
+//!   state, so each acknowledged byte is echoed exactly.
+
+use super::wire::{self, Ack, Segment};
+use super::{Ctx, TcpStats};
+use crate::packet::Packet;
+use crate::transport::Actions;
+use crate::units::SimTime;
+use std::collections::{BTreeMap, HashMap};
+
+struct Ooo {
+    end: u64,
+    msg: u32,
+    gen: u16,
+    msg_end: bool,
+}
+
+struct RxConn {
+    src: u32,
+    thread: u16,
+    flow: u32,
+    rcv_nxt: u64,
+    ooo: BTreeMap<u64, Ooo>,
+    pending: u32,
+    ce: bool,
+    timer_armed: bool,
+    last_msg: (u32, u16),
+}
+
+pub(super) struct Receiver {
+    conns: Vec<RxConn>,
+    index: HashMap<(u32, u16), u32>,
+}
+
+fn timer_id(idx: u32) -> u32 {
+    2 * idx + 1
+}
+
+impl Receiver {
+    pub fn new() -> Receiver {
+        Receiver { conns: Vec::new(), index: HashMap::new() }
+    }
+
+    fn send_ack(ctx: &Ctx, i: u32, c: &mut RxConn, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {
+        let a = Ack { ack32: c.rcv_nxt as u32, flow: c.flow, thread: c.thread, sack: if ctx.cfg.sack { sack } else { (0, 0) }, ece: c.ce };
+        out.sends.push(wire::encode_ack(c.src, &a, ctx.cfg.priority, c.last_msg.0, c.last_msg.1));
+        st.acks_sent += 1;
+        c.pending = 0;
+        if c.timer_armed {
+            c.timer_armed = false;
+            out.cancel_timer(timer_id(i));
+        }
+    }
+
+    /// The SACK block (offset from `rcv_nxt`, length) of the held run containing `seq`.
+    fn block(c: &RxConn, seq: u64) -> (u32, u32) {
+        let Some((&k, _)) = c.ooo.range(..=seq).next_back() else { return (0, 0) };
+        let mut s = k;
+        while let Some((&p, o)) = c.ooo.range(..s).next_back() {
+            if o.end != s {
+                break;
+            }
+            s = p;
+        }
+        let mut e = c.ooo[&k].end;
+        while let Some(o) = c.ooo.get(&e) {
+            e = o.end;
+        }
+        ((s - c.rcv_nxt) as u32, (e - s) as u32)
+    }
+
+    fn deliver(c: &mut RxConn, end: u64, msg: (u32, u16), msg_end: bool, out: &mut Actions) {
+        if end > c.rcv_nxt {
+            out.goodput_bytes += end - c.rcv_nxt;
+            c.rcv_nxt = end;
+            if msg_end {
+                out.delivered.push(msg);
+            }
+        }
+    }
+
+    pub fn on_data(&mut self, now: SimTime, ctx: &Ctx, p: &Packet, s: &Segment, st: &mut TcpStats, out: &mut Actions) {
+        st.segments_received += 1;
+        if s.ce {
+            st.ce_received += 1;
+        }
+        let key = (p.src, p.thread);
+        let i = match self.index.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.conns.push(RxConn {
+                    src: p.src,
+                    thread: p.thread,
+                    flow: s.flow,
+                    rcv_nxt: 0,
+                    ooo: BTreeMap::new(),
+                    pending: 0,
+                    ce: false,
+                    timer_armed: false,
+                    last_msg: (s.msg, s.msg_gen),
+                });
+                let i = self.conns.len() as u32 - 1;
+                self.index.insert(key, i);
+                i
+            }
+        };
+        let c = &mut self.conns[i as usize];
+        if s.ce != c.ce {
+            if c.pending > 0 {
+                Self::send_ack(ctx, i, c, (0, 0), st, out);
+            }
+            c.ce = s.ce;
+        }
+        c.last_msg = (s.msg, s.msg_gen);
+        let seq = wire::unwrap_seq(s.seq32, c.rcv_nxt);
+        let end = seq + u64::from(p.payload);
+        if end <= c.rcv_nxt {
+            st.duplicates += 1;
+            let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
+            Self::send_ack(ctx, i, c, b, st, out);
+        } else if seq > c.rcv_nxt {
+            st.out_of_order += 1;
+            c.ooo.entry(seq).or_insert(Ooo { end, msg: s.msg, gen: s.msg_gen, msg_end: s.msg_end });
+            let b = Self::block(c, seq);
+            Self::send_ack(ctx, i, c, b, st, out);
+        } else {
+            let had_hole = !c.ooo.is_empty();
+            Self::deliver(c, end, (s.msg, s.msg_gen), s.msg_end, out);
+            while let Some(e) = c.ooo.first_entry() {
+                if *e.key() > c.rcv_nxt {
+                    break;
+                }
+                let o = e.remove();
+                Self::deliver(c, o.end, (o.msg, o.gen), o.msg_end, out);
+            }
+            if had_hole || !ctx.cfg.delayed_ack {
+                let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
+                Self::send_ack(ctx, i, c, b, st, out);
+            } else {
+                c.pending += 1;
+                if c.pending >= 2 {
+                    Self::send_ack(ctx, i, c, (0, 0), st, out);
+                } else if !c.timer_armed {
+                    c.timer_armed = true;
+                    out.set_timer(timer_id(i), now + ctx.cfg.delayed_ack_timeout);
+                }
+            }
+        }
+    }
+
+    /// Timer `id` (odd) fired: the delayed ACK is due.
+    pub fn on_timer(&mut self, _now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
+        let i = id / 2;
+        let Some(c) = self.conns.get_mut(i as usize) else { return };
+        if !c.timer_armed {
+            return;
+        }
+        c.timer_armed = false;
+        if c.pending > 0 {
+            st.delayed_ack_timeouts += 1;
+            Self::send_ack(ctx, i, c, (0, 0), st, out);
+        }
+    }
+}

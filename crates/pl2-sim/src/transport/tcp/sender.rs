@@ -1,0 +1,468 @@
+//! The sending half: one connection per (sending thread, destination), pre-established
+//! (no handshake: the first segment goes out at once with the initial window).
+//!
+//! - Byte stream: each message is appended to its connection's stream; segments are at
+//!   most one MSS and never span two messages (no Nagle, no coalescing: TCP_NODELAY
+//!   with one write per message), so every segment names the message its bytes belong
+//!   to. The thread is released as soon as the message's last byte is in the send
+//!   buffer (`send_buffer` bytes beyond `snd_una`): at once unless the buffer is full.
+//! - Window: new data goes out while `pipe + segment ≤ cwnd` and the receive window
+//!   allows, through the thread's share of the transmit ring (refilled as frames leave;
+//!   the connections of one thread take turns).
+//! - Loss recovery (RFC 6675 with SACK, RFC 6582 without): a segment is lost when three
+//!   SACKed segments (or more than 2·MSS SACKed bytes) lie above it, or it is the first
+//!   unacknowledged segment after the third duplicate ACK; without SACK, a partial ACK
+//!   marks the next one lost. Entering recovery (at most once per window: `recover` =
+//!   `snd_nxt`) asks the congestion control for `ssthresh` and `cwnd`; the first lost
+//!   segment is resent at once, the rest while `pipe < cwnd`. `pipe` is RFC 6675's
+//!   (outstanding, not SACKed, not lost unless resent); without SACK each duplicate ACK
+//!   counts one MSS as having left the network (Linux's Reno emulation, equivalent to
+//!   RFC 6582's window inflation). Recovery ends when the ACK reaches `recover`.
+//! - RTO (RFC 6298, [`super::rto`]): armed while data is outstanding and restarted by
+//!   every ACK of new data. On expiry: the first expiry of a series sets `ssthresh` (RFC
+//!   5681 eq. 4, or the algorithm's own), `cwnd` = 1 MSS, every unSACKed segment is
+//!   marked lost and resent as the window opens (slow start), the RTO doubles. RTT
+//!   samples come from the newest segment an ACK covers, never when the ACK covers a
+//!   resent segment (Karn).
+//! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), RACK, D-SACK, the
+//!   retransmission of a SACKed segment after reneging.
+
+use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
+use super::rto::Rto;
+use super::wire::{self, Ack, Segment};
+use super::{Ctx, TcpStats};
+use crate::transport::{Actions, MsgInfo};
+use crate::units::SimTime;
+use std::collections::{HashMap, VecDeque};
+
+#[derive(Copy, Clone, Debug)]
+struct Seg {
+    start: u64,
+    len: u32,
+    msg: u32,
+    gen: u16,
+    msg_end: bool,
+    sent: SimTime,
+    /// Ever resent.
+    retx: bool,
+    sacked: bool,
+    lost: bool,
+    /// Resent since marked lost (counts in `pipe` again).
+    rtx_out: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum State {
+    Open,
+    /// Fast recovery (duplicate ACKs / SACK).
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+pub(super) struct Conn {
+    pub dst: u32,
+    pub thread: u16,
+    pub flow: u32,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub write_end: u64,
+    /// Messages whose bytes are not all sent: (stream end offset, slot, generation).
+    msgs: VecDeque<(u64, u32, u16)>,
+    segs: VecDeque<Seg>,
+    pub w: Window,
+    pub cc: Cc,
+    pub rto: Rto,
+    pub state: State,
+    recover: u64,
+    dupacks: u32,
+    /// A thread blocked until its message (ending at this offset) fits in the buffer.
+    blocked: Option<(u16, u64)>,
+    rto_armed: bool,
+    /// Timeouts since the last ACK of new data.
+    rto_series: u32,
+    /// Resend the first lost segment regardless of the window.
+    retx_now: bool,
+    pub retransmissions: u64,
+    /// Some segment may be SACKed or lost (false: `pipe` is `snd_nxt − snd_una`).
+    marks: bool,
+}
+
+pub(super) struct Sender {
+    pub conns: Vec<Conn>,
+    index: HashMap<(u16, u32), u32>,
+    per_thread: Vec<Vec<u32>>,
+    rr: Vec<usize>,
+    pub(super) in_ring: Vec<u32>,
+    ring: u32,
+}
+
+fn timer_id(idx: u32) -> u32 {
+    2 * idx
+}
+
+impl Conn {
+    fn pipe(&self, sack: bool, mss: u64) -> u64 {
+        if !self.marks {
+            return (self.snd_nxt - self.snd_una).saturating_sub(if sack { 0 } else { u64::from(self.dupacks) * mss });
+        }
+        let mut p = 0u64;
+        for s in &self.segs {
+            if s.sacked || (s.lost && !s.rtx_out) {
+                continue;
+            }
+            p += u64::from(s.len);
+        }
+        if !sack {
+            p = p.saturating_sub(u64::from(self.dupacks) * mss);
+        }
+        p
+    }
+
+    /// RFC 6675 IsLost for every segment: marks newly lost ones; true if any.
+    fn mark_lost_sack(&mut self, mss: u64) -> bool {
+        if !self.marks {
+            return false;
+        }
+        let (mut n, mut bytes, mut any) = (0u32, 0u64, false);
+        for s in self.segs.iter_mut().rev() {
+            if s.sacked {
+                n += 1;
+                bytes += u64::from(s.len);
+            } else if !s.lost && (n >= 3 || bytes > 2 * mss) {
+                s.lost = true;
+                s.rtx_out = false;
+                any = true;
+                self.marks = true;
+            }
+        }
+        any
+    }
+
+    fn mark_first_lost(&mut self) {
+        if let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) {
+            s.lost = true;
+            s.rtx_out = false;
+            self.marks = true;
+        }
+    }
+}
+
+impl Sender {
+    pub fn new(threads: u16, ring: u32) -> Sender {
+        Sender {
+            conns: Vec::new(),
+            index: HashMap::new(),
+            per_thread: vec![Vec::new(); threads as usize],
+            rr: vec![0; threads as usize],
+            in_ring: vec![0; threads as usize],
+            ring: ring.max(1),
+        }
+    }
+
+    fn conn(&mut self, ctx: &Ctx, thread: u16, dst: u32) -> u32 {
+        if let Some(&i) = self.index.get(&(thread, dst)) {
+            return i;
+        }
+        let mss = ctx.mss;
+        let cc = Cc::new(ctx.cfg.cc);
+        let unlimited = matches!(cc, Cc::None(_));
+        let c = Conn {
+            dst,
+            thread,
+            flow: wire::flow_id(ctx.host, dst, thread),
+            snd_una: 0,
+            snd_nxt: 0,
+            write_end: 0,
+            msgs: VecDeque::new(),
+            segs: VecDeque::new(),
+            w: Window {
+                cwnd: if unlimited { UNLIMITED } else { u64::from(ctx.cfg.initial_window) * mss },
+                ssthresh: UNLIMITED,
+                mss,
+            },
+            cc,
+            rto: Rto::new(ctx.cfg.initial_rto, ctx.cfg.min_rto, ctx.cfg.max_rto),
+            state: State::Open,
+            recover: 0,
+            dupacks: 0,
+            blocked: None,
+            rto_armed: false,
+            rto_series: 0,
+            retx_now: false,
+            retransmissions: 0,
+            marks: false,
+        };
+        self.conns.push(c);
+        let i = self.conns.len() as u32 - 1;
+        self.index.insert((thread, dst), i);
+        self.per_thread[thread as usize].push(i);
+        i
+    }
+
+    pub fn on_message(&mut self, now: SimTime, ctx: &Ctx, msg: &MsgInfo, st: &mut TcpStats, out: &mut Actions) {
+        st.messages_sent += 1;
+        let i = self.conn(ctx, msg.thread, msg.dst);
+        let c = &mut self.conns[i as usize];
+        c.write_end += msg.size;
+        c.msgs.push_back((c.write_end, msg.slot, msg.gen));
+        if c.write_end - c.snd_una <= ctx.cfg.send_buffer.0 {
+            out.released.push(msg.thread);
+        } else {
+            c.blocked = Some((msg.thread, c.write_end));
+        }
+        self.send(now, ctx, i, st, out);
+    }
+
+    /// Sends what the window, the buffer and the ring allow: lost segments first.
+    fn send(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
+        let mss = ctx.mss;
+        let c = &mut self.conns[i as usize];
+        let t = c.thread as usize;
+        let ect = c.cc.ecn();
+        let mut pipe = c.pipe(ctx.cfg.sack, mss);
+        while self.in_ring[t] < self.ring {
+            // A lost segment not yet resent.
+            let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
+            if let Some(j) = next_lost {
+                let s = &mut c.segs[j];
+                let len = u64::from(s.len);
+                if c.retx_now || pipe + len <= c.w.cwnd {
+                    c.retx_now = false;
+                    s.rtx_out = true;
+                    s.retx = true;
+                    s.sent = now;
+                    pipe += len;
+                    let seg = Segment { seq32: s.start as u32, flow: c.flow, msg: s.msg, msg_gen: s.gen, msg_end: s.msg_end, ect, ce: false, retx: true };
+                    out.sends.push(wire::encode_segment(c.dst, &seg, s.len, ctx.cfg.priority, c.thread));
+                    self.in_ring[t] += 1;
+                    c.retransmissions += 1;
+                    st.retransmissions += 1;
+                    continue;
+                }
+                break;
+            }
+            // New data.
+            let limit = c.write_end.min(c.snd_una + ctx.cfg.send_buffer.0);
+            if c.snd_nxt >= limit {
+                break;
+            }
+            let &(mend, slot, gen) = c.msgs.front().expect("unsent bytes belong to a message");
+            let end = (c.snd_nxt + mss).min(mend).min(limit);
+            let len = end - c.snd_nxt;
+            if pipe + len > c.w.cwnd || end - c.snd_una > ctx.cfg.receive_window.0 {
+                break;
+            }
+            let msg_end = end == mend;
+            if msg_end {
+                c.msgs.pop_front();
+            }
+            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, retx: false, sacked: false, lost: false, rtx_out: false });
+            let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
+            out.sends.push(wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread));
+            self.in_ring[t] += 1;
+            st.segments_sent += 1;
+            c.snd_nxt = end;
+            pipe += len;
+        }
+        if !c.rto_armed && c.snd_una < c.snd_nxt {
+            c.rto_armed = true;
+            out.set_timer(timer_id(i), now + c.rto.rto);
+        }
+    }
+
+    fn probes(ctx: &Ctx, c: &Conn, out: &mut Actions) {
+        if !ctx.cfg.probes {
+            return;
+        }
+        let f = c.flow;
+        out.probes.push((f, "tcp_cwnd", c.w.cwnd as f64));
+        out.probes.push((f, "tcp_ssthresh", c.w.ssthresh as f64));
+        out.probes.push((f, "tcp_srtt_us", c.rto.srtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6)));
+        out.probes.push((f, "tcp_inflight", c.pipe(ctx.cfg.sack, ctx.mss) as f64));
+        out.probes.push((f, "tcp_retx", c.retransmissions as f64));
+        if let Some(a) = c.cc.alpha() {
+            out.probes.push((f, "tcp_alpha", a));
+        }
+        if let Cc::Cubic(cu) = &c.cc {
+            out.probes.push((f, "tcp_cubic_reno_friendly", f64::from(u8::from(cu.reno_friendly))));
+        }
+    }
+
+    fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats) {
+        c.state = State::Recovery;
+        c.recover = c.snd_nxt;
+        c.retx_now = true;
+        let flight = c.snd_nxt - c.snd_una;
+        c.cc.on_loss(&mut c.w, now, flight);
+        st.fast_recoveries += 1;
+    }
+
+    /// An ACK from `src` arrived.
+    pub fn on_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, a: &Ack, st: &mut TcpStats, out: &mut Actions) {
+        st.acks_received += 1;
+        let Some(&i) = self.index.get(&(a.thread, src)) else {
+            st.stale_acks += 1;
+            return;
+        };
+        let mss = ctx.mss;
+        let c = &mut self.conns[i as usize];
+        let ack = wire::unwrap_seq(a.ack32, c.snd_una);
+        if ack < c.snd_una || ack > c.snd_nxt {
+            st.stale_acks += 1;
+            return;
+        }
+        if a.ece {
+            st.ecn_echoes += 1;
+        }
+        if ctx.cfg.sack && a.sack.1 > 0 {
+            let s = ack + u64::from(a.sack.0);
+            let e = s + u64::from(a.sack.1);
+            for g in c.segs.iter_mut() {
+                if g.start >= s && g.start + u64::from(g.len) <= e {
+                    g.sacked = true;
+                    g.lost = false;
+                    c.marks = true;
+                }
+            }
+        }
+        if ack > c.snd_una {
+            let acked = ack - c.snd_una;
+            let (mut any_retx, mut last_sent) = (false, None);
+            while let Some(g) = c.segs.front_mut() {
+                let end = g.start + u64::from(g.len);
+                if end <= ack {
+                    any_retx |= g.retx;
+                    last_sent = Some(g.sent);
+                    c.segs.pop_front();
+                } else {
+                    if g.start < ack {
+                        g.len = (end - ack) as u32;
+                        g.start = ack;
+                    }
+                    break;
+                }
+            }
+            c.snd_una = ack;
+            if c.segs.is_empty() {
+                c.marks = false;
+            }
+            if let (false, Some(t)) = (any_retx, last_sent) {
+                c.rto.sample(now.since(t));
+                st.rtt_samples += 1;
+            }
+            c.rto_series = 0;
+            if c.state == State::Recovery && !ctx.cfg.sack {
+                // Reno emulation: the segments this ACK covers include those the
+                // duplicate ACKs counted (all but the resent one).
+                let n = (acked / mss).saturating_sub(1);
+                c.dupacks = c.dupacks.saturating_sub(n.min(u64::from(u32::MAX)) as u32);
+            } else {
+                c.dupacks = 0;
+            }
+            let was_recovery = c.state == State::Recovery;
+            match c.state {
+                State::Recovery | State::Loss if ack >= c.recover => {
+                    c.state = State::Open;
+                    c.marks = c.segs.iter().any(|g| g.sacked || g.lost);
+                }
+                State::Recovery if !ctx.cfg.sack => {
+                    // RFC 6582 partial ACK: the next segment is lost too.
+                    c.mark_first_lost();
+                    c.retx_now = true;
+                }
+                _ => {}
+            }
+            let info = AckInfo { now, acked, ece: a.ece, srtt: c.rto.srtt, in_recovery: was_recovery, snd_una: c.snd_una, snd_nxt: c.snd_nxt };
+            c.cc.on_ack(&mut c.w, &info);
+            if let Some((thread, end)) = c.blocked {
+                if end - c.snd_una <= ctx.cfg.send_buffer.0 {
+                    c.blocked = None;
+                    out.released.push(thread);
+                }
+            }
+            if c.snd_una < c.snd_nxt {
+                c.rto_armed = true;
+                out.set_timer(timer_id(i), now + c.rto.rto);
+            } else if c.rto_armed {
+                c.rto_armed = false;
+                out.cancel_timer(timer_id(i));
+            }
+        } else if c.snd_una < c.snd_nxt {
+            c.dupacks += 1;
+            st.dupacks += 1;
+        }
+        match c.state {
+            State::Open => {
+                let mut lost = ctx.cfg.sack && c.mark_lost_sack(mss);
+                if c.dupacks >= 3 {
+                    c.mark_first_lost();
+                    lost = true;
+                }
+                if lost {
+                    Self::enter_recovery(now, c, st);
+                }
+            }
+            State::Recovery if ctx.cfg.sack => {
+                c.mark_lost_sack(mss);
+            }
+            _ => {}
+        }
+        self.send(now, ctx, i, st, out);
+        Self::probes(ctx, &self.conns[i as usize], out);
+    }
+
+    /// Timer `id` (even) fired: retransmission timeout.
+    pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
+        let i = id / 2;
+        let Some(c) = self.conns.get_mut(i as usize) else { return };
+        if !c.rto_armed || c.snd_una >= c.snd_nxt {
+            c.rto_armed = false;
+            return;
+        }
+        st.timeouts += 1;
+        let flight = c.snd_nxt - c.snd_una;
+        if c.rto_series == 0 {
+            c.cc.on_rto(&mut c.w, now, flight);
+        }
+        c.rto_series += 1;
+        if !matches!(c.cc, Cc::None(_)) {
+            c.w.cwnd = ctx.mss;
+        }
+        for g in c.segs.iter_mut().filter(|g| !g.sacked) {
+            g.lost = true;
+            g.rtx_out = false;
+        }
+        c.marks = true;
+        c.state = State::Loss;
+        c.recover = c.snd_nxt;
+        c.dupacks = 0;
+        c.retx_now = true;
+        c.rto.backoff();
+        out.set_timer(id, now + c.rto.rto);
+        self.send(now, ctx, i, st, out);
+        Self::probes(ctx, &self.conns[i as usize], out);
+    }
+
+    pub fn on_tx_dequeue(&mut self, now: SimTime, ctx: &Ctx, thread: u16, st: &mut TcpStats, out: &mut Actions) {
+        let t = thread as usize;
+        self.in_ring[t] = self.in_ring[t].saturating_sub(1);
+        let n = self.per_thread[t].len();
+        for k in 0..n {
+            if self.in_ring[t] >= self.ring {
+                break;
+            }
+            let j = (self.rr[t] + k) % n;
+            let i = self.per_thread[t][j];
+            self.send(now, ctx, i, st, out);
+        }
+        if n > 0 {
+            self.rr[t] = (self.rr[t] + 1) % n;
+        }
+    }
+
+    /// Bytes written and not yet acknowledged, over all connections.
+    pub fn unacknowledged(&self) -> u64 {
+        self.conns.iter().map(|c| c.write_end - c.snd_una).sum()
+    }
+}
