@@ -33,6 +33,9 @@ pub struct ProgramIo<'a> {
     pub out_port: u32,
     /// Frames the program emits: each is routed from this switch to `spec.dst`.
     pub emit: &'a mut Vec<SendSpec>,
+    /// Values for the probe table: (host, flow, name, value), e.g. PL2's arrival error
+    /// of a burst, keyed like the sending host's own probes of that burst.
+    pub probes: &'a mut Vec<(u32, u32, &'static str, f64)>,
 }
 
 /// Logic a switch program implements.

@@ -217,6 +217,7 @@ impl Simulation {
             actions: Actions::default(),
             group: Vec::new(),
             emit: Vec::new(),
+            program_probes: Vec::new(),
             link_fec,
             tracer: None,
             breakdown: None,

@@ -252,6 +252,7 @@ pub struct Simulation {
     pub(crate) actions: Actions,
     pub(crate) group: Vec<PktId>,
     pub(crate) emit: Vec<crate::transport::SendSpec>,
+    pub(crate) program_probes: Vec<(u32, u32, &'static str, f64)>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
     /// Per-frame times for the latency breakdown (`metrics.breakdown`).
@@ -324,6 +325,7 @@ impl Simulation {
         let mut st = crate::transport::pl2::Pl2Stats::default();
         for sw in &self.switches {
             if let SwitchProgram::Pl2(p) = &sw.program {
+                st.arrival_error.merge(&p.arrival);
                 let a = p.stats();
                 let t = &mut st.switch;
                 t.rsvs += a.rsvs;

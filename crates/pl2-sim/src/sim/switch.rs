@@ -214,10 +214,19 @@ impl Simulation {
         let out = self.arena.get(pkt).next_port;
         let sw = &mut self.switches[index as usize];
         let node = sw.node;
-        let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit };
+        let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
         let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
         if !self.emit.is_empty() {
             self.emit_from_switch(index);
+        }
+        if !self.program_probes.is_empty() {
+            let now = self.now;
+            let keep = self.metrics.probes;
+            for (host, flow, name, value) in self.program_probes.drain(..) {
+                if keep {
+                    self.records.probes.push(crate::metrics::ProbeRecord { time: now, host, flow, name, value });
+                }
+            }
         }
         match verdict {
             Verdict::Forward => {}

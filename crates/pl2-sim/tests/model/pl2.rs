@@ -201,6 +201,14 @@ fn ideal_scheduler_keeps_at_most_one_frame_waiting_at_the_receiver() {
         // can overlap by less than one slot, so one frame may wait behind the one on the
         // wire. Beyond that (and the equal-time artefact above) nothing queues.
         assert!(q <= one_frame + WIRE, "ideal incast {n}: max queue {q} B: more than one frame waits");
+        // PL2's key diagnostic: every scheduled burst reaches the switch within about a
+        // slot of its slot boundary. Early by up to a slot because the GRT's relative
+        // slot drops the RSV's phase within the switch's slot (as above); late by up to
+        // a slot plus the few ns the RSV-GRT estimate misses by.
+        let a = sim.pl2_stats().arrival_error;
+        assert!(a.bursts > 1000, "{a:?}");
+        assert!(a.min_ps > -123_360 && a.max_ps < 2 * 123_360, "ideal incast {n}: {a:?}");
+        assert!((a.sum_ps / a.bursts as i64).abs() < 123_360, "ideal incast {n}: mean error beyond a slot: {a:?}");
     }
 }
 

@@ -21,6 +21,8 @@ pub use switch::Pl2Switch;
 /// PL2 counters of a whole run (see [`crate::sim::Simulation::pl2_stats`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Pl2Stats {
+    /// Arrival of scheduled bursts' first packets at the switch against their slots.
+    pub arrival_error: switch::ArrivalError,
     /// The ToR schedulers' counters, summed (one ToR in a rack): RSVs, grants, the
     /// unsolicited passed/dropped, and the two holes `counter_drift_packets` and
     /// `unsolicited_unrecovered_packets`/`_bursts`.

@@ -17,12 +17,61 @@ use super::wire::{self, Control};
 use crate::net::program::{ProgramIo, Verdict};
 use crate::packet::Packet;
 use crate::units::SimTime;
-use pl2_protocol::switch::{Scheduler, SchedulerConfig, SwitchAction, SwitchStats, Verdict as PVerdict};
+use pl2_protocol::switch::{Scheduler, SchedulerConfig, SwitchAction, SwitchMode, SwitchStats, Verdict as PVerdict};
+use std::collections::HashMap;
+
+/// How far scheduled bursts arrive from their slots: PL2's key diagnostic. Positive is
+/// late, negative early; in picoseconds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ArrivalError {
+    pub bursts: u64,
+    pub early: u64,
+    pub sum_ps: i64,
+    pub min_ps: i64,
+    pub max_ps: i64,
+}
+
+impl ArrivalError {
+    fn add(&mut self, err: i64) {
+        if self.bursts == 0 {
+            self.min_ps = err;
+            self.max_ps = err;
+        }
+        self.bursts += 1;
+        self.early += u64::from(err < 0);
+        self.sum_ps += err;
+        self.min_ps = self.min_ps.min(err);
+        self.max_ps = self.max_ps.max(err);
+    }
+
+    /// Sums two switches' figures.
+    pub fn merge(&mut self, o: &ArrivalError) {
+        if o.bursts == 0 {
+            return;
+        }
+        if self.bursts == 0 {
+            *self = *o;
+            return;
+        }
+        self.bursts += o.bursts;
+        self.early += o.early;
+        self.sum_ps += o.sum_ps;
+        self.min_ps = self.min_ps.min(o.min_ps);
+        self.max_ps = self.max_ps.max(o.max_ps);
+    }
+}
 
 pub struct Pl2Switch {
     sched: Scheduler,
     acts: Vec<SwitchAction>,
     dequeue: bool,
+    /// When each granted burst's first packet should reach the switch, by (source,
+    /// burst): the RSV's processing time plus `chosen` slots (faithful mode: relative to
+    /// the RSV; ideal mode: to the slot boundary the GRT is relative to). Looked up, never
+    /// iterated.
+    expected: HashMap<(u32, u32), u64>,
+    /// Arrival error of scheduled bursts (first packet's arrival − its slot).
+    pub arrival: ArrivalError,
     /// Frames naming a host the scheduler does not know (a wiring error), forwarded.
     pub unknown: u64,
 }
@@ -37,6 +86,8 @@ impl Pl2Switch {
             sched: Scheduler::new(cfg, host_port, hosts.div_ceil(b)).map_err(|e| e.to_string())?,
             acts: Vec::new(),
             dequeue,
+            expected: HashMap::new(),
+            arrival: ArrivalError::default(),
             unknown: 0,
         })
     }
@@ -52,6 +103,13 @@ impl Pl2Switch {
     pub fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
         if let Some(tag) = wire::decode_tag(pkt) {
+            if tag.index_in_burst == 0 && !tag.unsolicited {
+                if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
+                    let err = now as i64 - at as i64;
+                    self.arrival.add(err);
+                    io.probes.push((tag.src, tag.burst.0, "pl2_arrival_error_ps", err as f64));
+                }
+            }
             return match self.sched.on_data_ingress(now, &tag) {
                 Ok(PVerdict::Forward) => Verdict::Forward,
                 Ok(PVerdict::Drop) => Verdict::Drop,
@@ -66,7 +124,17 @@ impl Pl2Switch {
                 if self.sched.on_rsv(now, &r, &mut self.acts).is_err() {
                     self.unknown += 1;
                 }
+                let slot = self.sched.config().slot_ps;
+                let base = match self.sched.config().mode {
+                    SwitchMode::Faithful => now,
+                    SwitchMode::Ideal { .. } => now / slot * slot,
+                };
                 for a in self.acts.drain(..) {
+                    if let SwitchAction::SendGrt(g) = &a {
+                        if g.granted_packets > 0 {
+                            self.expected.insert((g.src, g.burst.0), base + g.chosen_slots() * slot);
+                        }
+                    }
                     io.emit.push(match a {
                         SwitchAction::SendGrt(g) => wire::encode_grt(&g, false),
                         SwitchAction::SendGrtCopy(g) => wire::encode_grt(&g, true),
