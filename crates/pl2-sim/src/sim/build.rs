@@ -218,6 +218,7 @@ impl Simulation {
             group: Vec::new(),
             emit: Vec::new(),
             program_probes: Vec::new(),
+            ideal_cache: Default::default(),
             link_fec,
             tracer: None,
             breakdown: None,

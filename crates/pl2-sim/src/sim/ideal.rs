@@ -11,6 +11,9 @@
 use super::*;
 use crate::framing::L4Headers;
 
+/// Ideal times remembered at most (the memo is cleared when full).
+const IDEAL_CACHE_ENTRIES: usize = 1 << 16;
+
 impl Simulation {
     /// Data framing of the configured transport: (headers, largest payload).
     pub(crate) fn data_framing(&self) -> (L4Headers, u64) {
@@ -18,10 +21,10 @@ impl Simulation {
         (l4, self.net.framing.max_payload(l4, self.net.mtu.0))
     }
 
-    pub(crate) fn ideal_completion(&self, src: u32, dst: u32, size: u64) -> Duration {
-        let (l4, max_payload) = self.data_framing();
-        let hc = &self.net.host;
-        let fec = self.net.link.fec_jitter.min();
+    /// The ideal time of a message of `size` bytes from `src` to `dst`, memoised by
+    /// everything it depends on (each hop's rate, delay and switch pipeline, and the
+    /// size), so messages of the same size over alike paths compute it once.
+    pub(crate) fn ideal_completion(&mut self, src: u32, dst: u32, size: u64) -> Duration {
         // Path: the egress ports from src to dst (first equal-cost choice at each switch).
         let mut path = vec![self.hosts[src as usize].port];
         let mut node = self.ports[path[0] as usize].peer;
@@ -31,6 +34,30 @@ impl Simulation {
             path.push(p);
             node = self.ports[p as usize].peer;
         }
+        let mut key = vec![size];
+        for &p in &path {
+            let port = &self.ports[p as usize];
+            key.extend([port.rate.0, port.delay.0]);
+            if port.peer_host.is_none() {
+                let sc = &self.switches[(port.peer - self.graph.hosts) as usize].cfg;
+                key.extend([sc.latency.min().0, u64::from(sc.cut_through)]);
+            }
+        }
+        if let Some(&d) = self.ideal_cache.get(&key) {
+            return d;
+        }
+        let d = self.ideal_on_path(&path, size);
+        if self.ideal_cache.len() >= IDEAL_CACHE_ENTRIES {
+            self.ideal_cache.clear();
+        }
+        self.ideal_cache.insert(key, d);
+        d
+    }
+
+    fn ideal_on_path(&self, path: &[u32], size: u64) -> Duration {
+        let (l4, max_payload) = self.data_framing();
+        let hc = &self.net.host;
+        let fec = self.net.link.fec_jitter.min();
         let frames = size.div_ceil(max_payload).max(1);
         // Per stage: the time the previous frame left it.
         let mut send_cpu = SimTime::ZERO + hc.send_cpu_per_message.min();

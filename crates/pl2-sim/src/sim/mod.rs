@@ -253,6 +253,8 @@ pub struct Simulation {
     pub(crate) group: Vec<PktId>,
     pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) program_probes: Vec<(u32, u32, &'static str, f64)>,
+    /// Memo of ideal completion times (see `ideal.rs`); looked up, never iterated.
+    pub(crate) ideal_cache: std::collections::HashMap<Vec<u64>, Duration>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
     /// Per-frame times for the latency breakdown (`metrics.breakdown`).
