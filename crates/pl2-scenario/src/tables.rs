@@ -300,7 +300,7 @@ pub fn node_name(graph: &Graph, node: u32) -> String {
 /// (owner node, peer node) of a global port id.
 pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
     let l = &graph.links[(port / 2) as usize];
-    if port % 2 == 0 {
+    if port.is_multiple_of(2) {
         (l.a, l.b)
     } else {
         (l.b, l.a)

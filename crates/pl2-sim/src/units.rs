@@ -218,7 +218,7 @@ impl std::str::FromStr for BitsPerSec {
 /// parsing round-trip exactly.
 fn fmt_exact(v: u64, units: &[(&str, u64)]) -> String {
     for (u, scale) in units.iter().rev() {
-        if v != 0 && v % scale == 0 {
+        if v != 0 && v.is_multiple_of(*scale) {
             return format!("{}{}", v / scale, u);
         }
     }

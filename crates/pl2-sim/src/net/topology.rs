@@ -63,7 +63,7 @@ impl Graph {
                 if ![1, 2, 4, 8].contains(breakout) {
                     return Err(err("breakout", format!("{breakout} lanes; a port splits into 1, 2, 4 or 8 lanes (e.g. 4 for 4×25G on 100G)")));
                 }
-                if link.rate.0 % *breakout as u64 != 0 {
+                if !link.rate.0.is_multiple_of(*breakout as u64) {
                     return Err(err("breakout", format!("{} does not split evenly into {breakout} lanes", link.rate)));
                 }
                 let lane = LinkConfig { rate: BitsPerSec(link.rate.0 / *breakout as u64), ..link.clone() };

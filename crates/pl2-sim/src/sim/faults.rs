@@ -80,7 +80,7 @@ impl Simulation {
         for i in 0..self.faults.len() {
             let f = format!("faults[{i}]");
             match self.faults[i].clone() {
-                FaultSpec::DropNth { times, .. } if times == 0 => {
+                FaultSpec::DropNth { times: 0, .. } => {
                     return Err(invalid(format!("{f}.times"), "0; drop at least once"));
                 }
                 FaultSpec::DropNth { .. } => {}

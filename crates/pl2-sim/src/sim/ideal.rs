@@ -69,7 +69,7 @@ impl Simulation {
         for i in 0..frames {
             let payload = if i + 1 == frames { size - i * max_payload } else { max_payload };
             let wire = self.net.framing.wire_bytes(l4, payload);
-            send_cpu = send_cpu + hc.send_cpu_per_packet.min();
+            send_cpu += hc.send_cpu_per_packet.min();
             txline_last = txline_last.max(send_cpu + hc.send_latency.min());
             let mut ready = txline_last;
             for (k, &p) in path.iter().enumerate() {

@@ -108,7 +108,7 @@ impl Simulation {
     fn on_arrival(&mut self, i: u32) {
         let spec = match &mut self.sources[i as usize] {
             Source::List { msgs, next } => {
-                let m = msgs[*next].clone();
+                let m = msgs[*next];
                 *next += 1;
                 m
             }

@@ -144,7 +144,7 @@ impl Protocol for TcpHost {
     }
 
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
-        if id % 2 == 0 {
+        if id.is_multiple_of(2) {
             self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
         } else {
             let from = out.sends.len();
