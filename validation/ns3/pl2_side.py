@@ -1,0 +1,182 @@
+"""The validation scenarios in pl2: the same networks as scenarios.py, written as pl2
+TOMLs (host send/receive latencies and CPU costs at zero, switch pipeline latency zero
+and store-and-forward like an ns-3 node, no 802.1Q tag), run through the Python API
+(`pl2.run`) or, with --cli, the `pl2-run` binary.
+
+    python validation/ns3/pl2_side.py                       # all scenarios × 10 seeds → out/pl2/*.csv
+    python validation/ns3/pl2_side.py --only dumbbell-dctcp-4 --seeds 1 --print-toml
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from ns3_common import HERE, SCENARIOS, SEEDS, WINDOW_NS, WIRE_FULL, Spec, jain, quantile, sample_and_hold, write_rows  # noqa: E402
+
+#: Persistent-workload message size: whole segments (45 × 1460 B), so the stream is
+#: never cut short of a full segment and per-flow delivered bytes are fine-grained.
+PERSISTENT_MSG = 45 * 1460
+
+
+def toml(spec: Spec, seed: int) -> str:
+    """The pl2 scenario for one seed."""
+    ecn = f'{{ kind = "step", threshold = "{spec.ecn_frames * WIRE_FULL}B" }}' if spec.ecn_frames else '{ kind = "off" }'
+    if spec.kind == "dumbbell":
+        topo = (
+            f'{{ kind = "dumbbell", hosts_per_side = {spec.flows}, '
+            f'bottleneck = {{ rate = "{spec.bottleneck_gbps}Gbps", delay = "{spec.delay_ns}ns" }} }}'
+        )
+    else:
+        topo = f'{{ kind = "single_rack", hosts = {spec.flows + 1} }}'
+    lines = [
+        f'name = "{spec.name}"',
+        f"seed = {seed}",
+        "",
+        "[run]",
+        f'duration = "{spec.duration_ns}ns"',
+        "stop_when_delivered = true",
+        "",
+        "[network]",
+        'mtu = "1500B"',
+        "framing = { vlan_tag = false }",
+        f"topology = {topo}",
+        f'link = {{ rate = "{spec.host_gbps}Gbps", delay = "{spec.delay_ns}ns" }}',
+        "host = { threads = 1, send_latency = \"0ns\", recv_latency = \"0ns\" }",
+        f'switch = {{ latency = "0ns", cut_through = false, dynamic_thresholds = false, buffer = "64MiB", '
+        f'port_limit = "{spec.limit_frames * WIRE_FULL}B", ecn = {ecn} }}',
+        "",
+        "[transport]",
+        'kind = "tcp"',
+        f'cc = "{spec.cc}"',
+        "sack = true",
+        "initial_window = 10",
+        "delayed_ack = true",
+        'delayed_ack_timeout = "40us"',
+        'min_rto = "1ms"',
+        'initial_rto = "1ms"',
+        'receive_window = "16MiB"',
+        'send_buffer = "16MiB"',
+        "",
+        "[metrics]",
+        f'window = "{WINDOW_NS}ns"',
+        "probes = true",
+        "drop_records = false",
+    ]
+    starts = spec.starts_ns(seed)
+    if spec.kind == "dumbbell":
+        receiver = spec.flows  # first host on the right
+        for i in range(spec.flows):
+            lines += ["", "[[workload]]", 'kind = "persistent"', f"senders = [{i}]", f"receiver = {receiver}", f'size = "{PERSISTENT_MSG}B"', f'start = "{starts[i]}ns"']
+    else:
+        receiver = spec.flows
+        for i in range(spec.flows):
+            lines += ["", "[[workload]]", 'kind = "incast"', f"senders = [{i}]", f"receiver = {receiver}", f'size = "{spec.msg_bytes}B"', "count = 1", f'start = "{starts[i]}ns"']
+    return "\n".join(lines) + "\n"
+
+
+def _run_api(text: str):
+    import pl2
+
+    sc = pl2.Scenario.from_toml(text, tempfile.gettempdir())
+    t0 = time.perf_counter()
+    r = pl2.run(sc, progress=False)
+    wall = time.perf_counter() - t0
+    return r.summary, {k: r.table(k) for k in ("messages", "ports", "probes")}, wall
+
+
+def _run_cli(text: str, binary: str):
+    import polars as pl
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "s.toml"
+        p.write_text(text, encoding="utf-8")
+        t0 = time.perf_counter()
+        subprocess.run([binary, str(p), str(Path(d) / "out")], check=True, capture_output=True)
+        wall = time.perf_counter() - t0
+        summary = json.loads((Path(d) / "out" / "summary.json").read_text())
+        tables = {k: pl.read_parquet(Path(d) / "out" / f"{k}.parquet") for k in ("messages", "ports", "probes")}
+    return summary, tables, wall
+
+
+def run_pl2(spec: Spec, seed: int, cli: str | None = None) -> dict:
+    """One pl2 run → the metric row of ns3_common.FIELDS."""
+    text = toml(spec, seed)
+    summary, t, wall = _run_cli(text, cli) if cli else _run_api(text)
+    return summarise(spec, seed, summary, t, wall)
+
+
+def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float) -> dict:
+    import polars as pl
+
+    ps = 1000  # ps per ns
+    row: dict = {"scenario": spec.name, "seed": seed, "wall_s": wall}
+    msgs = t["messages"]
+    receiver = spec.flows
+    if spec.kind == "dumbbell":
+        t0, t1 = spec.warmup_ns * ps, spec.duration_ns * ps
+        done = msgs.filter(pl.col("finish_ps").is_not_null() & (pl.col("finish_ps") > t0) & (pl.col("finish_ps") <= t1))
+        tputs = []
+        for f in range(spec.flows):
+            b = done.filter(pl.col("src") == f)["size_bytes"].sum()
+            tputs.append(b * 8 / ((t1 - t0) / ps))
+        row["throughput_gbps"] = sum(tputs)
+        row["jain"] = jain(tputs)
+        cw = t["probes"].filter(pl.col("name") == "tcp_cwnd")
+        samples: list[float] = []
+        for f in range(spec.flows):
+            pts = [(int(a) // ps, float(v)) for a, v in cw.filter(pl.col("host") == f).select("time_ps", "value").iter_rows()]
+            samples += sample_and_hold(pts, spec.warmup_ns, spec.duration_ns, WINDOW_NS)
+        row["cwnd_mean_bytes"] = sum(samples) / len(samples) if samples else math.nan
+        row["cwnd_p50_bytes"] = quantile(samples, 0.5)
+        row["cwnd_p99_bytes"] = quantile(samples, 0.99)
+        port = t["ports"].filter((pl.col("node") == "s0") & (pl.col("peer") == "s1"))
+        port = port.filter((pl.col("window_start_ps") >= t0) & (pl.col("window_start_ps") < t1))
+    else:
+        lat = [v / 1e6 for v in msgs.filter(pl.col("finish_ps").is_not_null())["latency_ps"].to_list()]
+        row["fct_p50_us"] = quantile(lat, 0.5)
+        row["fct_p99_us"] = quantile(lat, 0.99)
+        row["fct_max_us"] = max(lat) if lat else math.nan
+        port = t["ports"].filter((pl.col("node") == "s0") & (pl.col("peer") == f"h{receiver}"))
+    q = [float(v) for v in port["max_queue_bytes"].to_list()]
+    row["queue_p50_bytes"] = quantile(q, 0.5)
+    row["queue_p99_bytes"] = quantile(q, 0.99)
+    row["drops"] = sum(summary["drops"].values())
+    tcp = summary.get("tcp") or {}
+    row["retransmissions"] = tcp.get("retransmissions", math.nan)
+    row["timeouts"] = tcp.get("timeouts", math.nan)
+    row["segments_sent"] = tcp.get("segments_sent", math.nan)
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--seeds", nargs="*", type=int, default=SEEDS)
+    ap.add_argument("--out", type=Path, default=HERE / "out" / "pl2")
+    ap.add_argument("--cli", default=None, help="run the pl2-run binary at this path instead of the Python API")
+    ap.add_argument("--print-toml", action="store_true")
+    a = ap.parse_args(argv)
+    for name in a.only or list(SCENARIOS):
+        spec = SCENARIOS[name]
+        if a.print_toml:
+            print(toml(spec, a.seeds[0]))
+        rows = []
+        for seed in a.seeds:
+            r = run_pl2(spec, seed, a.cli)
+            rows.append(r)
+            print(f"{name} seed {seed}: " + ", ".join(f"{k}={v:.4g}" for k, v in r.items() if isinstance(v, float)), flush=True)
+        write_rows(a.out / f"{name}.csv", rows, f"pl2 side of validation scenario {name}\ngenerated by validation/ns3/pl2_side.py")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
