@@ -364,6 +364,9 @@ impl Sender {
             match c.state {
                 State::Recovery | State::Loss if ack >= c.recover => {
                     c.state = State::Open;
+                    // Recovery is over: the duplicate ACKs it counted are spent (left
+                    // over, they would start a spurious recovery on this very ACK).
+                    c.dupacks = 0;
                     c.marks = c.segs.iter().any(|g| g.sacked || g.lost);
                 }
                 State::Recovery if !ctx.cfg.sack => {
