@@ -1,5 +1,5 @@
 """The `pl2` command line (typer). Commands: run, validate, show, sweep, plot, inspect,
-rerun. Errors are printed as one `error: ...` line on stderr naming what to fix.
+rerun, reproduce. Errors are printed as one `error: ...` line on stderr naming what to fix.
 
 Exit codes: 0 success; 1 a run failed, a sweep had failed runs, a rerun differs, or the
 native module is missing; 2 invalid input (scenario, spec, path or option);
@@ -260,6 +260,30 @@ def rerun(
     typer.echo("identical" if same else "differs")
     if not same:
         raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+@_exit_codes
+def reproduce(
+    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures: fig1, fig9, fig10, k_t (space- or comma-separated), or all; fig3_4, fig5_6, fig7, fig8 are listed as not yet reproducible", show_default=False)],
+    quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", help="output directory: report.md, data, figures and the results store")] = Path("out/reproduce"),
+    seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
+) -> None:
+    """Reproduce the PL2 paper's figures beside the paper's numbers: writes Parquet data,
+    PNG and SVG figures and one report.md (stamped with the code version, wall time and
+    seeds) into --out. Figures that need applications not built yet are listed in the
+    report as not yet reproducible. Re-running reuses finished runs from the store."""
+    from pl2 import reproduce as rep
+
+    try:
+        names = rep.resolve(figures)
+    except rep.UnknownFigure as e:
+        raise ScenarioError(str(e)) from None
+    if seeds is not None and seeds < 1:
+        raise ScenarioError(f"--seeds {seeds}: needs at least 1 seed")
+    path = rep.reproduce(names, out=out, quick=quick, seeds=seeds, log=lambda m: typer.echo(m, err=True))
+    typer.echo(f"written {path}")
 
 
 def main() -> None:

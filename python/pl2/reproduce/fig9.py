@@ -1,0 +1,155 @@
+"""Fig. 9: incast goodput. n = 1–5 senders × 12 threads, each thread always holding a
+message for host 5 (closed loop), 6000 B (4 full payloads: one K = 4 burst) and 6144 B
+(6 KiB: 4 full frames + 144 B); PL2 (Algorithm 1, and the decrement-at-dequeue ablation)
+and raw Ethernet (no transport control) for contrast."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pl2.reproduce.common import Context, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
+
+NAME = "fig9"
+TITLE = "Fig. 9: incast goodput, 1–5 senders × 12 threads"
+TRANSPORTS = {
+    "pl2": {"kind": "pl2", "k": 4, "t": 15},
+    "pl2 dequeue": {"kind": "pl2", "k": 4, "t": 15, "decrement_at": "dequeue"},
+    "raw": {"kind": "raw"},
+    "cubic": {"kind": "tcp", "cc": "cubic"},
+}
+LINE_RATE_FULL = 100 * 1500 / 1542
+
+
+def run(ctx: Context) -> str:
+    dur, warm = (2.0, 0.2) if ctx.quick else (11.2, 1.0)
+    senders = [1, 2, 3, 4, 5]
+    rows = []
+    for size in (6000, 6144):
+        for n in senders:
+            for tr, tcfg in TRANSPORTS.items():
+                wl = {"kind": "persistent", "senders": f"0..{n}", "receiver": 5, "size": f"{size}B", "threads": 12}
+                sc = scenario(f"fig9-{tr.replace(' ', '-')}-{size}-{n}", tcfg, [wl], warmup_ms=warm, until_ms=dur - 0.2,
+                              duration_ms=dur, drop_records=False)
+                for seed in ctx.seeds:
+                    res = ctx.run(sc, {"figure": NAME, "transport": tr, "size": size, "senders": n}, seed, NAME)
+                    s = res.summary
+                    ports = res.ports
+                    sent = int(ports.filter(pl.col("node").is_in([f"h{i}" for i in range(n)]) & (pl.col("peer") == "s0"))["tx_bytes"].sum())
+                    got = int(ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h5"))["tx_bytes"].sum())
+                    st = s.get("pl2") or {}
+                    lat = (s.get("messages") or {}).get("latency_ps") or {}
+                    rows.append({
+                        "size": size, "senders": n, "transport": tr, "seed": seed,
+                        "goodput_gbps": float((s.get("goodput_gbps") or {}).get("h5", 0.0)),
+                        "delivered_share": got / sent if sent else None,
+                        "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
+                        "max_queue_bytes": max_queue(s),
+                        "latency_p50_us": lat["p50"] / 1e6 if lat.get("p50") is not None else None,
+                        "unsolicited_bursts": st.get("unsolicited_bursts"), "bursts": st.get("bursts"),
+                        "resent_bursts": st.get("resent_bursts"),
+                        "messages_finished": int((s.get("counters") or {}).get("messages_finished", 0)),
+                        "tcp_retransmissions": (s.get("tcp") or {}).get("retransmissions"),
+                        "tcp_timeouts": (s.get("tcp") or {}).get("timeouts"),
+                    })
+    df = pl.DataFrame(rows)
+    ctx.write_parquet(df, "fig9")
+
+    agg = {}
+    for (size, n, tr), g in df.group_by(["size", "senders", "transport"], maintain_order=True):
+        agg[(size, n, tr)] = dict(
+            good=mean_ci(g["goodput_gbps"].to_list()),
+            share=mean_ci(g["delivered_share"].to_list()),
+            bd=int(g["buffer_drops"].sum()), pd=int(g["program_drops"].sum()),
+            q=int(g["max_queue_bytes"].max()),
+            p50=mean_ci(g["latency_p50_us"].to_list()),
+            uns=f"{int(g['unsolicited_bursts'].sum())}/{int(g['bursts'].sum())}" if tr.startswith("pl2") else "–",
+            retx=(1e6 * float(g["tcp_retransmissions"].sum()) / max(1, int(g["messages_finished"].sum()))) if tr == "cubic" else None,
+        )
+
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    colors = {"pl2": "tab:blue", "pl2 dequeue": "tab:cyan", "raw": "tab:gray", "cubic": "tab:red"}
+    styles = {6000: "-", 6144: "--"}
+    for size in (6000, 6144):
+        for tr in TRANSPORTS:
+            m = [agg[(size, n, tr)] for n in senders]
+            ax[0].errorbar(senders, [a["good"][0] for a in m], yerr=[a["good"][1] or 0 for a in m], ls=styles[size], color=colors[tr], marker="o", capsize=3, label=f"{tr} {size} B")
+            ax[1].plot(senders, [max(a["q"], 1) / 1024 for a in m], ls=styles[size], color=colors[tr], marker="o", label=f"{tr} {size} B")
+            ax[2].plot(senders, [a["share"][0] for a in m], ls=styles[size], color=colors[tr], marker="o", label=f"{tr} {size} B")
+    ax[0].axhspan(96, 97, color="tab:green", alpha=0.2, label="paper: 96–97 Gbps")
+    ax[0].axhline(80, color="tab:red", lw=0.8, ls="--", label="paper: 1 sender ~80")
+    ax[0].set_ylim(0, 100)
+    ax[0].set_title("(a) goodput into h5 (Gbps)")
+    ax[1].axhline(1_500_000 / 1024, color="k", ls="--", lw=0.8, label="port limit 1.5 MB")
+    ax[1].axhline(200, color="tab:green", ls=":", lw=1, label="paper: < 200 KiB")
+    ax[1].set_yscale("log")
+    ax[1].set_title("(b) max queue at s0→h5 (KiB)")
+    ax[2].plot(senders, [1 / n for n in senders], color="k", ls=":", label="1/n (paper, raw)")
+    ax[2].set_title("(c) bytes delivered / bytes sent")
+    for a in ax:
+        a.set_xlabel("senders (12 threads each)")
+        a.set_xticks(senders)
+        a.legend(fontsize=6)
+    fig.suptitle(f"Fig. 9: n-way incast into h5, PL2 K = 4, t = 15 vs raw Ethernet ({len(ctx.seeds)} seed(s))", fontsize=10)
+    fig.tight_layout()
+    ctx.save(fig, "fig9")
+
+    trows = []
+    for size in (6000, 6144):
+        for n in senders:
+            for tr in TRANSPORTS:
+                a = agg[(size, n, tr)]
+                paper = ("~80" if n == 1 else "96–97, no loss") if tr.startswith("pl2") else f"1/{n} delivered" if tr == "raw" else (
+                    {2: "233 retx / 24 M msgs (≈ 10 per 10⁶)", 3: "313 retx / 24 M (≈ 13 per 10⁶)", 4: "404 retx / 24 M (≈ 17 per 10⁶)"}.get(n, "–"))
+                retx = f"{a['retx']:.0f}" if a["retx"] is not None else "–"
+                trows.append([size, n, tr, fmt_ci(*a["good"]), f"{a['share'][0]:.3f}", paper, a["bd"], a["pd"], kib(a["q"]), fmt_ci(*a["p50"], digits=1), a["uns"], retx])
+    def g(size: int, n: int, tr: str = "pl2") -> float:
+        return agg[(size, n, tr)]["good"][0] or 0.0
+    big = [n for n in senders if n >= 3]
+    two = agg.get((6000, 2, "pl2"))
+    md = [
+        "Goodput into h5 over the measurement window (mean ± 95% interval over seeds); drops summed over seeds; max queue "
+        "the largest over seeds. Paper (§6.4, Fig. 9): raw Ethernet delivers 1/n with n senders; PL2 no loss, up to "
+        "96–97 Gbps, one sender ~80 Gbps with 12 flows, stable low queue (< 200 KiB).",
+        "",
+        table(["size B", "senders", "transport", "goodput Gbps", "delivered/sent", "paper", "buffer drops", "program drops", "max queue KiB", "p50 µs", "unsolicited/bursts", "TCP retx per 10⁶ msgs"], trows),
+        "",
+        "**Where we differ and why.**",
+        f"- **6000 B, 3–5 senders:** PL2 {min(g(6000, n) for n in big):.2f}–{max(g(6000, n) for n in big):.2f} Gbps "
+        f"(line rate for full payloads {LINE_RATE_FULL:.2f}), max queue ≤ {kib(max(agg[(6000, n, 'pl2')]['q'] for n in big))} KiB, "
+        f"{sum(agg[(6000, n, 'pl2')]['bd'] for n in big)} buffer drops: the paper's 96–97 Gbps and < 200 KiB. Program drops are "
+        "unsolicited packets refused by the T rule and resent (none unrecovered).",
+        f"- **2 senders × 12 threads** under Algorithm 1 (decrement at ingress): {two['bd'] if two else '–'} buffer drops, max "
+        f"queue {kib(two['q']) if two else '–'} KiB. The counters cannot see packets already queued, so a systematic early "
+        "arrival of bursts is never corrected; decrementing at dequeue (`pl2 dequeue` rows) bounds every case at a cost "
+        "of ~1 Gbps (see experiments/pl2/results.md, equation (1) table). The paper reports no loss.",
+        f"- **One sender:** {g(6000, 1):.2f} Gbps (6000 B), not the paper's ~80 Gbps: our hosts have no per-packet or per-RSV "
+        "CPU cost (the profile calibrates only the RSV-GRT exchange), so 12 blocking threads keep the NIC busy; the "
+        "paper's cap is host software.",
+        f"- **6144 B (6 KiB):** PL2 {min(g(6144, n) for n in senders if n >= 2):.1f}–{max(g(6144, n) for n in senders if n >= 2):.1f} Gbps "
+        "for 2–5 senders: the 144 B tail packet takes a whole slot, 6144 · 8 / (5 · 123.36 ns) = 79.7 Gbps. So the "
+        "paper's 96–97 Gbps imply 4-MTU messages; its \"6 KiB\" cannot reach them under PL2's slot accounting. With one "
+        f"sender ({g(6144, 1):.1f} Gbps) many bursts go unsolicited (low-load optimisation, §4.4), which books no slot.",
+        "- **Raw Ethernet** keeps the receiver link full (≈ line rate) but delivers ≈ 1/n of what the senders put on "
+        "the wire (column delivered/sent), dropping the rest at the 1.5 MB port limit: the paper's 1/n.",
+        f"- **Cubic** (TCP, `kind = \"tcp\"`, defaults: SACK, 1 ms min RTO, 16 MiB buffers, 12 connections per sender): "
+        + ", ".join("%d senders %s retransmissions per 10⁶ messages" % (n, f"{agg[(6000, n, 'cubic')]['retx']:.0f}") for n in (2, 3, 4) if n in senders)
+        + " (6000 B) against the paper's 233/313/404 per 24 M messages (≈ 10/13/17 per 10⁶); PL2 resends only the "
+        "unsolicited bursts the T rule refuses (column unsolicited/bursts) and loses nothing when it is bounded. Our Cubic "
+        "fills the 1.5 MB static port every congestion cycle, and 12 connections per sender each need their own losses to "
+        "back off; the paper's testbed stack (and its dynamic buffer sharing, offloads and pacing) is not modelled, and "
+        "we have not analysed the gap further, so read the retransmission rate as a model result, not a match. Our window "
+        "is ≥ 10 ms, not 24 M messages, and counts retransmissions of the whole run (including start-up).",
+    ]
+    tcp_cap = 100 * 1460 / 1542
+    over = [(size, n, a["good"][0]) for (size, n, tr), a in agg.items() if tr == "cubic" and (a["good"][0] or 0) > tcp_cap]
+    if over:
+        md.append(
+            f"- **Suspect: Cubic goodput above what the wire can carry** ({', '.join('%d B × %d: %.2f' % o for o in over)} Gbps; "
+            f"TCP payload capacity is 100 · 1460 / 1542 = {tcp_cap:.1f} Gbps). The simulator's goodput accounting for TCP looks "
+            "wrong (not investigated here); do not read the Cubic goodput column until it is checked."
+        )
+    md += [
+    ]
+    return "\n".join(md)

@@ -1,0 +1,84 @@
+"""`pl2 reproduce`: the figure registry, its argument handling, and one quick figure
+end to end on the real native module."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from pl2 import reproduce as rep
+from pl2.cli import EXIT_INVALID, app
+
+runner = CliRunner()
+
+
+def test_resolve_expands_all_and_lists() -> None:
+    assert rep.resolve(["all"]) == rep.known()
+    assert rep.resolve(["fig10,fig1", "fig10"]) == ["fig10", "fig1"]
+    assert set(rep.FIGURES) == {"fig1", "fig9", "fig10", "k_t"}
+    assert set(rep.NOT_YET) >= {"fig3_4", "fig5_6", "fig7", "fig8"}
+
+
+def test_resolve_unknown_names_the_known_ones() -> None:
+    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, fig1, fig9, fig10, k_t"):
+        rep.resolve(["fig99"])
+
+
+def test_cli_unknown_figure_exits_2_with_the_list(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["reproduce", "fig99", "--quick", "--out", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_INVALID, r.output
+    assert "unknown figure 'fig99'" in r.output
+    for name in rep.known():
+        assert name in r.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_bad_seeds_exits_2(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["reproduce", "fig10", "--seeds", "0", "--out", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_INVALID, r.output
+    assert "--seeds 0" in r.output
+
+
+def test_cli_needs_a_figure() -> None:
+    r = runner.invoke(app, ["reproduce"])
+    assert r.exit_code == 2
+
+
+def test_not_yet_only_writes_the_list(tmp_path: Path) -> None:
+    """Figures without their applications are reported, not run (needs no native runs)."""
+    r = runner.invoke(app, ["reproduce", "fig7,fig8", "--quick", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert "## Not yet reproducible" in text and "VGG16" in text and "fig8" in text
+
+
+def test_testbed_profile_is_package_data() -> None:
+    from pl2.reproduce.common import testbed
+
+    d = testbed()
+    assert d["network"]["switch"]["port_limit"] == "1500000B"
+    assert "workload" not in d and "transport" not in d
+
+
+@pytest.mark.real_native
+def test_fig10_quick_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "tmp"
+    r = runner.invoke(app, ["reproduce", "fig10", "--quick", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "Code version: git" in report and "Wall time:" in report and "Seeds: 1" in report
+    assert "Fig. 10" in report and "≤ 90" in report
+    pngs = list(out.rglob("*.png"))
+    parquets = [p for p in out.rglob("*.parquet") if "store" not in p.parts]
+    assert pngs and list(out.rglob("*.svg"))
+    assert parquets
+    df = pl.read_parquet(out / "fig10" / "fig10.parquet")
+    assert df.height >= 1 and (df["goodput_gbps"] > 50).all()
+    # a re-run reuses the stored runs
+    r2 = runner.invoke(app, ["reproduce", "fig10", "--quick", "--out", str(out)])
+    assert r2.exit_code == 0, r2.output
+    assert re.search(r"\(0 runs, \d+ reused\)", (out / "report.md").read_text(encoding="utf-8"))
