@@ -23,4 +23,9 @@ cargo nextest run --cargo-profile ci --workspace
 stage "python tests"
 python3 -m pytest -q python/tests
 
+stage "paper reproduction, quick mode"
+repro_out=$(mktemp -d)
+python3 -m pl2 reproduce all --quick --out "$repro_out"
+test -s "$repro_out/report.md"
+
 stage "done"
