@@ -125,21 +125,7 @@ mod tests {
     use super::*;
 
     fn frame(s: &SendSpec, src: u32) -> Packet {
-        Packet {
-            aux: s.aux,
-            src,
-            dst: s.dst,
-            msg: s.msg,
-            flow: s.flow,
-            seq: s.seq,
-            payload: s.payload,
-            msg_gen: s.msg_gen,
-            thread: s.thread,
-            kind: s.kind,
-            prio: s.prio,
-            flags: s.flags,
-            ..Default::default()
-        }
+        s.to_packet(src, crate::units::SimTime::ZERO, crate::framing::Framing::default())
     }
 
     #[test]
