@@ -289,11 +289,17 @@ impl Sender {
         }
     }
 
-    fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats) {
+    /// Enters fast recovery. The window is cut from the bytes actually in flight (RFC 6675's
+    /// `pipe`: SACKed and lost segments excluded), as ns-3 does and as Linux's cwnd-based
+    /// cut amounts to, rather than from snd_nxt − snd_una (RFC 5681's FlightSize): with
+    /// SACK the latter still counts everything SACKed above a hole, so after one loss it
+    /// can exceed the path's capacity many times and every later recovery starts with a
+    /// window that overflows the bottleneck again (found by the ns-3 comparison).
+    fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats, sack: bool, mss: u64) {
         c.state = State::Recovery;
         c.recover = c.snd_nxt;
         c.retx_now = true;
-        let flight = c.snd_nxt - c.snd_una;
+        let flight = c.pipe(sack, mss);
         c.cc.on_loss(&mut c.w, now, flight);
         st.fast_recoveries += 1;
     }
@@ -403,7 +409,7 @@ impl Sender {
                     lost = true;
                 }
                 if lost {
-                    Self::enter_recovery(now, c, st);
+                    Self::enter_recovery(now, c, st, ctx.cfg.sack, mss);
                 }
             }
             State::Recovery if ctx.cfg.sack => {
