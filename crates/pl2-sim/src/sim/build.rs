@@ -221,6 +221,7 @@ impl Simulation {
             ideal_cache: Default::default(),
             link_fec,
             tracer: None,
+            drop_rules: false,
             breakdown: None,
             critical: None,
             timers: Vec::new(),

@@ -77,6 +77,7 @@ impl Simulation {
     }
 
     pub(crate) fn install_faults(&mut self) -> Result<(), BuildError> {
+        self.drop_rules = self.faults.iter().any(|f| matches!(f, FaultSpec::DropNth { .. }));
         for i in 0..self.faults.len() {
             let f = format!("faults[{i}]");
             match self.faults[i].clone() {
@@ -171,7 +172,7 @@ impl Simulation {
     /// Whether a deterministic drop rule takes this frame (and uses up one drop).
     #[inline]
     pub(crate) fn injected_drop(&mut self, pkt: PktId) -> bool {
-        if self.faults.is_empty() {
+        if !self.drop_rules {
             return false;
         }
         let p = self.arena.get(pkt);

@@ -257,6 +257,9 @@ pub struct Simulation {
     pub(crate) ideal_cache: std::collections::HashMap<Vec<u64>, Duration>,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
+    /// Whether any `DropNth` rule exists: frames are matched against the rules only then
+    /// (other faults must not cost a scan per frame).
+    pub(crate) drop_rules: bool,
     /// Per-frame times for the latency breakdown (`metrics.breakdown`).
     pub(crate) breakdown: Option<Vec<breakdown::PktTimes>>,
     pub(crate) critical: Option<breakdown::Critical>,
