@@ -2,6 +2,7 @@
 //! switch buffers. The simulation (`crate::sim`) wires them together.
 
 pub mod buffer;
+pub mod egress;
 pub mod nic;
 pub mod overrides;
 pub mod program;

@@ -231,7 +231,7 @@ pub struct Simulation {
     pub(crate) ports: Vec<Port>,
     /// Switch egress queues by priority, per global port id (hosts use their NIC
     /// queues). Kept apart from `ports` so the per-frame port state stays compact.
-    pub(crate) queues: Vec<[VecDeque<PktId>; 8]>,
+    pub(crate) queues: Vec<crate::net::egress::EgressQueues>,
     pub(crate) hosts: Vec<Host>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) routes: RoutingTable,
