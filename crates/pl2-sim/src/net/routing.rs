@@ -1,7 +1,10 @@
 //! Precomputed shortest-path routing tables: for every switch and destination host, the
 //! equal-cost egress ports, in one flat array. A lookup is two indexed loads, never a scan.
+//! Identical port lists are stored once (in a fat tree every remote destination of an
+//! edge switch shares the same uplinks), so the array stays small and cache-resident.
 
 use super::topology::Graph;
+use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
 /// Equal-cost next hops of every (switch, destination host).
@@ -9,6 +12,7 @@ pub struct RoutingTable {
     hosts: u32,
     /// (start, len) into `ports`, indexed by switch_index * hosts + dst.
     spans: Vec<(u32, u16)>,
+    /// Distinct port lists, concatenated.
     ports: Vec<u32>,
 }
 
@@ -27,6 +31,8 @@ impl RoutingTable {
         }
         let mut spans = vec![(0u32, 0u16); (g.switches * g.hosts) as usize];
         let mut ports = Vec::new();
+        let mut interned: FxHashMap<Vec<u32>, u32> = FxHashMap::default();
+        let mut hops: Vec<u32> = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
         for dst in 0..g.hosts {
@@ -48,16 +54,25 @@ impl RoutingTable {
             for s in 0..g.switches {
                 let node = g.hosts + s;
                 let d = dist[node as usize];
-                let start = ports.len() as u32;
+                hops.clear();
                 if d != u32::MAX {
                     for &(y, p) in &adj[node as usize] {
                         let ok = dist[y as usize] == d - 1 && (!g.is_host(y) || y == dst);
                         if ok {
-                            ports.push(p);
+                            hops.push(p);
                         }
                     }
                 }
-                spans[(s * g.hosts + dst) as usize] = (start, (ports.len() as u32 - start) as u16);
+                let start = match interned.get(hops.as_slice()) {
+                    Some(&start) => start,
+                    None => {
+                        let start = ports.len() as u32;
+                        ports.extend_from_slice(&hops);
+                        interned.insert(hops.clone(), start);
+                        start
+                    }
+                };
+                spans[(s * g.hosts + dst) as usize] = (start, hops.len() as u16);
             }
         }
         RoutingTable { hosts: g.hosts, spans, ports }

@@ -10,6 +10,7 @@ use super::{Actions, HostView, MsgInfo, Protocol, SendSpec};
 use crate::framing::L4Headers;
 use crate::packet::{flags, Packet, PktKind};
 use crate::units::SimTime;
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 /// Raw transport parameters.
@@ -59,8 +60,11 @@ pub struct RawHost {
     max_payload: u64,
     ring: u32,
     threads: Vec<ThreadTx>,
-    /// Bytes received per message slot, with the generation they belong to.
-    rx: Vec<(u16, u64)>,
+    /// Bytes received so far per message being received, keyed by message slot, with
+    /// the slot's generation. An entry leaves at delivery, so the map holds this host's
+    /// partly received messages (those with a lost frame stay to the end: raw Ethernet
+    /// never recovers them), not one entry per slot of the whole network.
+    rx: FxHashMap<u32, (u16, u64)>,
 }
 
 impl RawHost {
@@ -71,7 +75,7 @@ impl RawHost {
             max_payload,
             ring: ring.max(1),
             threads: vec![ThreadTx::default(); threads as usize],
-            rx: Vec::new(),
+            rx: FxHashMap::default(),
         }
     }
 
@@ -114,18 +118,17 @@ impl Protocol for RawHost {
     }
 
     fn on_packet(&mut self, _now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
-        let slot = pkt.msg as usize;
-        if slot >= self.rx.len() {
-            self.rx.resize(slot + 1, (u16::MAX, 0));
-        }
-        let e = &mut self.rx[slot];
+        let e = self.rx.entry(pkt.msg).or_insert((pkt.msg_gen, 0));
         if e.0 != pkt.msg_gen {
+            // A message of an earlier generation of this slot lost a frame and never
+            // completed; its partial count is dropped.
             *e = (pkt.msg_gen, 0);
         }
         e.1 += pkt.payload as u64;
         out.goodput_bytes += pkt.payload as u64;
         // The message size rides in `aux` of every data frame.
         if e.1 == pkt.aux {
+            self.rx.remove(&pkt.msg);
             out.delivered.push((pkt.msg, pkt.msg_gen));
         }
     }
