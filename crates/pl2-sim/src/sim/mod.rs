@@ -294,6 +294,11 @@ impl Simulation {
     pub fn packets_in_flight(&self) -> u64 {
         self.arena.live()
     }
+    /// Most frames alive at once during the run (the packet arena's high-water mark; each
+    /// takes 64 bytes).
+    pub fn packets_peak(&self) -> u64 {
+        self.arena.capacity_used() as u64
+    }
     /// Messages started and not yet delivered.
     pub fn messages_in_flight(&self) -> u64 {
         self.live_msgs
