@@ -242,8 +242,10 @@ fn build_error(net: NetworkConfig, cfg: TcpConfig) -> (String, String) {
 
 #[test]
 fn invalid_combinations_name_the_field_and_the_fix() {
-    let mut leaf_spine = NetworkConfig::default();
-    leaf_spine.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 2, uplink: Default::default() };
+    let leaf_spine = NetworkConfig {
+        topology: TopologyConfig::LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 2, uplink: Default::default() },
+        ..NetworkConfig::default()
+    };
     let (f, p) = build_error(leaf_spine, over_pl2());
     assert_eq!(f, "transport.scheduler");
     assert!(p.contains("single_rack"), "{p}");
