@@ -93,9 +93,13 @@ fn a_single_connection_moves_k_segments_per_rsv_grt_exchange() {
     let bound = gbps(K * MSS, mean as u64);
     println!("one connection: {g:.2} Gbps, K·MSS per mean exchange ({:.0} ns) {bound:.2} Gbps", mean / 1e3);
     assert!((g / bound - 1.0).abs() < 0.01, "{g} vs {bound}");
-    // Every segment was scheduled: one RSV per burst of K.
+    // Every segment was scheduled: one RSV per burst of K. The ToR released exactly one
+    // reservation per segment and none for the 4000 pure ACKs it forwarded (unscheduled,
+    // they never touch its counters).
     let st = sim.pl2_stats();
-    assert_eq!((st.rsvs, st.switch.granted_packets), (2000, 8000));
+    assert_eq!((st.rsvs, st.switch.granted_packets, st.switch.data_packets), (2000, 8000, 8000));
+    assert_eq!(sim.tcp_stats().acks_sent, 4000);
+    assert_eq!((st.switch.counter_drift_packets, st.switch.decrement_saturations), (0, 0));
 }
 
 #[test]

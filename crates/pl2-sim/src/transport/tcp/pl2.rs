@@ -31,6 +31,11 @@
 //!   then; the connection's next burst waits for that (it would wait for the GRT anyway in
 //!   blocking mode).
 //!
+//! Probes: PL2's per-burst probes (`pl2_rsv_grt_ps`, `pl2_wait_ps`, `pl2_chosen_slots`,
+//! ..., flow = burst id, `pl2_msg` = the burst's internal message id) beside TCP's
+//! per-connection ones (flow = the connection). Counters: [`Pl2LayerStats`], and the PL2
+//! sender/receiver/ToR counters in [`crate::sim::Simulation::pl2_stats`].
+//!
 //! Loss recovery stays TCP's (SACK, RTO): a segment lost on a link is resent by TCP and
 //! scheduled again like any other. Its reservation stays charged at the switch if it was
 //! lost before the ToR's ingress (PL2's counter hole, §4.5).
