@@ -17,7 +17,7 @@
 //! - A burst is one hand-over unit: the segments' frames back to back, the tag in the TCP
 //!   layout, `BURST_END | NOTIFY_TX_DONE` on the last (blocking mode's next RSV waits for
 //!   its last bit). When a segment's first copy is handed to the NIC, TCP is told
-//!   ([`super::sender::Sender::on_handed`]): its RTT clock starts there, and the
+//!   (`Sender::on_handed` in [`super::sender`]): its RTT clock starts there, and the
 //!   retransmission timer never expires while the oldest outstanding segment still waits
 //!   for its slot (otherwise a deep PL2 queue would look like loss).
 //! - Pure ACKs are not scheduled: they leave at once, unflagged, and the ToR program

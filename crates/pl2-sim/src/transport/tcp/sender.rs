@@ -27,7 +27,7 @@
 //! - TCP over PL2 (`scheduler = "pl2"`, [`super::pl2`]): released segments (new and
 //!   resent) go to the PL2 layer instead of the NIC, still counted in the thread's ring
 //!   share until the NIC takes them; a segment's send time is when PL2 hands it to the
-//!   NIC ([`Sender::on_handed`]), and an expiring RTO is pushed back to one RTO after the
+//!   NIC (`Sender::on_handed`), and an expiring RTO is pushed back to one RTO after the
 //!   oldest outstanding segment actually left (never while it waits for its slot).
 //! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), RACK, D-SACK, the
 //!   retransmission of a SACKed segment after reneging.
