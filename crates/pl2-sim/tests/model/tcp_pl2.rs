@@ -269,3 +269,40 @@ fn invalid_combinations_name_the_field_and_the_fix() {
     assert!(recs.messages[0].finish.is_some());
     assert_eq!(st.retransmissions, 0);
 }
+
+#[test]
+fn the_rto_counts_from_the_hand_over_not_from_the_wait_for_a_slot() {
+    // One thread sends to 8 receivers: its connections take turns in its one exchange at
+    // a time (per-thread exchanges, the prototype), so each gets a burst, and an ACK, only
+    // every 8 exchanges (≈ 8.6 µs) while its next segments wait for their turn. With a
+    // 5 µs RTO counted from the release (or restarted by ACKs alone) every connection
+    // would time out between its turns; counted from the hand-over of the oldest
+    // outstanding segment, whose ACK comes ~2 µs later, nothing times out.
+    let rto = Duration::from_us(5);
+    // Every segment acknowledged at once: a delayed ACK (40 µs) would outlast this RTO.
+    let cfg = TcpConfig { min_rto: rto, initial_rto: rto, delayed_ack: false, ..over_pl2() };
+    let msgs = (1..=8).map(|d| MessageSpec { time: SimTime(0), src: 0, dst: d, size: 200 * MSS, thread: 0, priority: 0 }).collect();
+    let mut net = testbed(9, 1);
+    net.host.recv_latency = DelayDist::constant(Duration(223_280));
+    let (sim, recs, st) = run_tcp(spec(net, vec![list(msgs)]), cfg);
+    assert!(recs.messages.iter().all(|m| m.finish.is_some()));
+    assert_eq!((st.timeouts, st.retransmissions, sim.counters().total_drops()), (0, 0, 0), "{st:?}");
+    // The turns are longer than the RTO: a connection often hears no ACK for longer than
+    // it while data is outstanding (probes are published at every ACK).
+    let flow = flow_id(0, 1, 0);
+    let acks: Vec<u64> = recs.probes.iter().filter(|p| p.name == "tcp_cwnd" && p.flow == flow).map(|p| p.time.0).collect();
+    let silent = acks.windows(2).filter(|w| w[1] - w[0] > rto.0).count();
+    assert!(silent >= 20, "{silent} gaps between ACKs longer than the RTO");
+}
+
+#[test]
+fn grt_copies_to_the_receiver_change_nothing_when_nothing_is_lost() {
+    // §4.5: the receiver tracks the bursts granted to it and cancels what does not come;
+    // with every burst arriving, nothing is cancelled and TCP sees the same lossless run.
+    let cfg = TcpConfig { pl2: Some(Pl2Config { grt_copy_to_receiver: true, decrement_at: Pl2Decrement::Dequeue, ..Pl2Config::default() }), ..over_pl2() };
+    let (sim, _, st, _) = incast(2, 4, cfg, 1);
+    let p = sim.pl2_stats();
+    assert_eq!((sim.counters().total_drops(), st.retransmissions), (0, 0));
+    assert_eq!(p.switch.grt_copies, p.switch.grants);
+    assert_eq!((p.switch.cancels, p.cancels_sent), (0, 0), "{p:?}");
+}
