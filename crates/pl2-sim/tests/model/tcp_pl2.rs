@@ -306,3 +306,25 @@ fn grt_copies_to_the_receiver_change_nothing_when_nothing_is_lost() {
     assert_eq!(p.switch.grt_copies, p.switch.grants);
     assert_eq!((p.switch.cancels, p.cancels_sent), (0, 0), "{p:?}");
 }
+
+#[test]
+fn random_loss_of_every_frame_kind_is_repaired() {
+    // 1% loss on one sender's uplink and on the receiver's downlink: data, RSVs, GRTs and
+    // ACKs all get lost. PL2 resends lost RSVs (or the RSVs whose GRT was lost) after its
+    // retry timeout; TCP resends lost data. Everything arrives, conservation holds.
+    let mut net = testbed(3, 2);
+    net.host.recv_latency = DelayDist::constant(Duration(223_280));
+    let msgs = (0..2u32)
+        .flat_map(|s| (0..2u16).map(move |t| MessageSpec { time: SimTime(0), src: s, dst: 2, size: 300 * MSS, thread: t, priority: 0 }))
+        .collect();
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.faults = vec![
+        FaultSpec::LinkLoss { a: "h0".into(), b: "s0".into(), probability: 0.01 },
+        FaultSpec::LinkLoss { a: "s0".into(), b: "h2".into(), probability: 0.01 },
+    ];
+    let (sim, recs, st) = run_tcp(sp, over_pl2_dequeue());
+    assert!(recs.messages.iter().all(|m| m.finish.is_some()), "{st:?}");
+    let p = sim.pl2_stats();
+    println!("random loss: drops {}, retx {}, timeouts {}, RSV retries {}", sim.counters().total_drops(), st.retransmissions, st.timeouts, p.rsv_retries);
+    assert!(sim.counters().total_drops() > 5 && st.retransmissions > 0 && p.rsv_retries > 0, "{st:?} {p:?}");
+}
