@@ -93,6 +93,8 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
         "max_queue_bytes": maxq,
         "pl2": match sim.transport_config() {
             pl2_sim::sim::TransportConfig::Pl2(_) => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
+            // TCP over PL2: the PL2 layer's and the ToR's counters beside TCP's.
+            pl2_sim::sim::TransportConfig::Tcp(t) if t.pl2_config().is_some() => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
             _ => Value::Null,
         },
         "rds": match sim.transport_config() {

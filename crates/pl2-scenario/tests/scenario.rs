@@ -43,6 +43,13 @@ fn each_invalid_class_names_the_field() {
         ("[[fault]]\nkind = \"link_loss\"\na = \"h0\"\nb = \"s9\"\nprobability = 0.1\n", "fault[0]"),
         ("[[network.override]]\nselect = \"s9\"\nbuffer = \"1MiB\"\n", "network.override[0].select"),
         ("[metrics.trace]\nnodes = [\"x1\"]\n", "metrics.trace.nodes[0]"),
+        // TCP over PL2: a single rack only, the pl2 table only with scheduler = "pl2",
+        // and none of the keys that TCP's own settings replace.
+        ("[network.topology]\nkind = \"fat_tree\"\nk = 4\n[transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n", "transport.scheduler"),
+        ("[transport]\nkind = \"tcp\"\n[transport.pl2]\nk = 8\n", "transport.pl2"),
+        ("[transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n[transport.pl2]\nheaders = \"udp\"\n", "transport.pl2.headers"),
+        ("[transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n[transport.pl2]\nk = 0\n", "transport.pl2"),
+        ("[transport]\nkind = \"tcp\"\nscheduler = \"pl3\"\n", "transport"),
     ];
     for (text, field) in cases {
         let e = err(text);

@@ -15,6 +15,7 @@ mod model {
     mod pl2_features;
     mod rds;
     mod tcp;
+    mod tcp_pl2;
     mod trace;
     mod unloaded_latency;
 }

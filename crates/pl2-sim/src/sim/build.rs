@@ -9,6 +9,7 @@ use crate::net::program::SwitchProgram;
 use crate::transport::pl2::Pl2Host;
 use crate::transport::raw::RawHost;
 use crate::transport::rds::RdsHost;
+use crate::transport::pl2::wire::TagLayout;
 use crate::transport::tcp::TcpHost;
 
 /// A model that cannot be built. Each variant names the field and the fix.
@@ -169,7 +170,11 @@ impl Simulation {
                     Ok(HostTransport::Rds(Box::new(t)))
                 }
                 TransportConfig::Tcp(c) => {
-                    let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid("transport", e))?;
+                    c.validate_scheduler().map_err(|(f, e)| invalid(f, e))?;
+                    let rate = ports[host_port[0] as usize].rate;
+                    let basis = c.pl2_config().unwrap_or_default().slot_basis();
+                    let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, rate.0, basis);
+                    let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid("transport", e))?;
                     Ok(HostTransport::Tcp(Box::new(t)))
                 }
             })
@@ -227,9 +232,17 @@ impl Simulation {
             timers: Vec::new(),
             port_rng,
         };
-        if let TransportConfig::Pl2(c) = &sim.transport_cfg {
-            let c = c.clone();
-            sim.install_pl2(&c)?;
+        match &sim.transport_cfg {
+            TransportConfig::Pl2(c) => {
+                let c = c.clone();
+                sim.install_pl2(&c, TagLayout::Raw, "transport")?;
+            }
+            TransportConfig::Tcp(t) => {
+                if let Some(c) = t.pl2_config() {
+                    sim.install_pl2(&c, TagLayout::Tcp, "transport.scheduler")?;
+                }
+            }
+            _ => {}
         }
         sim.validate_sources()?;
         if sim.metrics.breakdown {
@@ -255,13 +268,14 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// PL2: the scheduler on the ToR (single rack only; the hosts' `Pl2Host`s are built
-    /// with the other transports).
-    fn install_pl2(&mut self, c: &crate::transport::pl2::Pl2Config) -> Result<(), BuildError> {
+    /// PL2: the scheduler on the ToR (single rack only; the hosts' `Pl2Host`s, or TCP
+    /// over PL2's layers, are built with the other transports). `layout`: where the hosts
+    /// put the tag of scheduled frames; `field`: the scenario field that asked for PL2.
+    fn install_pl2(&mut self, c: &crate::transport::pl2::Pl2Config, layout: TagLayout, field: &str) -> Result<(), BuildError> {
         use crate::transport::pl2::Pl2Switch;
         let TopologyConfig::SingleRack { hosts, breakout } = self.net.topology else {
             return Err(invalid(
-                "transport",
+                field,
                 "PL2 runs in a single rack (network.topology kind = \"single_rack\"): its ToR schedules every host port; inter-rack PL2 (§7) is future work",
             ));
         };
@@ -272,7 +286,7 @@ impl Simulation {
         };
         let lead = pl2_protocol::timeslot::lead_slots(lead_ps, slot_ps);
         let sched = c.scheduler(slot_ps, lead);
-        let sw = Pl2Switch::new(sched, hosts, breakout).map_err(|e| invalid("transport", e))?;
+        let sw = Pl2Switch::new(sched, hosts, breakout, layout).map_err(|e| invalid(field, e))?;
         self.switches[0].program = SwitchProgram::Pl2(Box::new(sw));
         Ok(())
     }

@@ -328,7 +328,7 @@ impl Simulation {
     pub fn port_queued(&self, port: u32) -> u64 {
         self.ports[port as usize].queued
     }
-    /// PL2 counters (all zero unless the transport is PL2): the ToR schedulers' counters
+    /// PL2 counters (all zero unless the transport is PL2 or TCP over PL2): the ToR schedulers' counters
     /// including the holes, program drops, and the hosts' sender/receiver counters.
     pub fn pl2_stats(&self) -> crate::transport::pl2::Pl2Stats {
         use crate::net::program::SwitchProgram;
@@ -358,18 +358,25 @@ impl Simulation {
         }
         st.program_drops = self.counters.drops[crate::metrics::DropReason::Program as usize];
         for t in &self.transports {
-            if let HostTransport::Pl2(h) = t {
-                let s = h.sender_stats();
-                st.bursts += s.bursts;
-                st.rsvs += s.rsvs;
-                st.rsv_retries += s.rsv_retries;
-                st.unsolicited_bursts += s.unsolicited_bursts;
-                st.resent_bursts += s.resent_bursts;
-                st.stale_grts += s.stale_grts;
-                st.cancels_sent += s.cancels_sent;
-                st.duplicates += h.receiver_stats().duplicates;
-                st.late_frames += h.stats().late_frames;
-            }
+            let (s, r) = match t {
+                HostTransport::Pl2(h) => {
+                    st.late_frames += h.stats().late_frames;
+                    (h.sender_stats(), h.receiver_stats())
+                }
+                HostTransport::Tcp(h) => match h.pl2_layer() {
+                    Some(l) => (l.sender_stats(), l.receiver_stats()),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            st.bursts += s.bursts;
+            st.rsvs += s.rsvs;
+            st.rsv_retries += s.rsv_retries;
+            st.unsolicited_bursts += s.unsolicited_bursts;
+            st.resent_bursts += s.resent_bursts;
+            st.stale_grts += s.stale_grts;
+            st.cancels_sent += s.cancels_sent;
+            st.duplicates += r.duplicates;
         }
         st
     }

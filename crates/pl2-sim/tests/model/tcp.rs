@@ -157,7 +157,7 @@ fn cubic_window_follows_the_cubic_curve_at_100_mbps_100_ms() {
     // 25 ms per link: RTT 100 ms; BDP 1.25 MB ≈ 856 segments.
     let mut net = two_hosts_one_switch(BitsPerSec(100_000_000), BitsPerSec(100_000_000));
     net.link.delay = Duration::from_ms(25);
-    let cfg = TcpConfig { cc: CcKind::Cubic, min_rto: Duration::from_ms(200), initial_rto: Duration::from_ms(1000), ..TcpConfig::default() };
+    let cfg = TcpConfig { cc: Some(CcKind::Cubic), min_rto: Duration::from_ms(200), initial_rto: Duration::from_ms(1000), ..TcpConfig::default() };
     let recs = cubic_run(net, cfg, 100_000_000, 300);
     let cwnd = probe(&recs, "tcp_cwnd");
     let retx = probe(&recs, "tcp_retx");
@@ -189,7 +189,7 @@ fn cubic_window_follows_the_cubic_curve_at_100_mbps_100_ms() {
 
 #[test]
 fn cubic_is_reno_friendly_at_microsecond_rtts() {
-    let cfg = TcpConfig { cc: CcKind::Cubic, ..TcpConfig::default() };
+    let cfg = TcpConfig { cc: Some(CcKind::Cubic), ..TcpConfig::default() };
     let recs = cubic_run(net100(), cfg, 3_000 * MSS, 200);
     let retx = probe(&recs, "tcp_retx");
     let t_loss = retx.iter().find(|p| p.1 >= 1.0).expect("resent").0;
@@ -207,7 +207,7 @@ fn dctcp_alpha_tracks_the_marked_fraction() {
     let mut net = NetworkConfig::default();
     net.topology = pl2_sim::config::TopologyConfig::SingleRack { hosts: 3, breakout: 1 };
     net.switch.ecn = EcnConfig::Step { threshold: Bytes(30_000), at_dequeue: false };
-    let cfg = TcpConfig { cc: CcKind::Dctcp, ..TcpConfig::default() };
+    let cfg = TcpConfig { cc: Some(CcKind::Dctcp), ..TcpConfig::default() };
     let sp = tcp(net, vec![msg(0, 0, 2, 200_000_000), msg(1_000_000, 1, 2, 200_000_000)], cfg);
     let mut sim = Simulation::new(sp).expect("valid");
     let mut clock = ProgressClock::new(std::time::Duration::from_secs(3600));
@@ -240,7 +240,7 @@ fn incast_with_drops_completes_and_dctcp_drops_less() {
         net.switch.port_limit = Some(Bytes(100_000));
         net.switch.ecn = EcnConfig::Step { threshold: Bytes(30_000), at_dequeue: false };
         let msgs = (0..8).map(|s| msg(0, s, 8, 1_000_000)).collect();
-        let (sim, recs, st) = run_tcp(tcp(net, msgs, TcpConfig { cc, ..TcpConfig::default() }));
+        let (sim, recs, st) = run_tcp(tcp(net, msgs, TcpConfig { cc: Some(cc), ..TcpConfig::default() }));
         assert_eq!(recs.messages.len(), 8);
         assert!(recs.messages.iter().all(|m| m.finish.is_some()), "{cc:?}: unfinished");
         let drops = sim.counters().total_drops();
@@ -298,8 +298,8 @@ fn poisson_run(seed: u64, cfg: TcpConfig) -> (String, TcpStats) {
 fn random_workload_under_loss_completes_and_is_deterministic() {
     for cfg in [
         TcpConfig::default(),
-        TcpConfig { sack: false, cc: CcKind::NewReno, ..TcpConfig::default() },
-        TcpConfig { delayed_ack: false, cc: CcKind::None, ..TcpConfig::default() },
+        TcpConfig { sack: false, cc: Some(CcKind::NewReno), ..TcpConfig::default() },
+        TcpConfig { delayed_ack: false, cc: Some(CcKind::None), ..TcpConfig::default() },
     ] {
         let (a, st) = poisson_run(7, cfg.clone());
         assert!(st.retransmissions > 0, "the scenario should lose packets: {st:?}");
@@ -315,7 +315,7 @@ fn dctcp_queue(n: u32, k: u64) -> (f64, f64) {
     net.topology = pl2_sim::config::TopologyConfig::SingleRack { hosts: n + 1, breakout: 1 };
     net.switch.ecn = EcnConfig::Step { threshold: Bytes(k * 1542), at_dequeue: false };
     // One ACK per segment, as the analysis assumes.
-    let cfg = TcpConfig { cc: CcKind::Dctcp, delayed_ack: false, ..TcpConfig::default() };
+    let cfg = TcpConfig { cc: Some(CcKind::Dctcp), delayed_ack: false, ..TcpConfig::default() };
     let msgs = (0..n).map(|s| msg(u64::from(s) * 1_000_000, s, n, 500_000_000)).collect();
     let mut sp = tcp(net, msgs, cfg);
     sp.metrics.probes = false;

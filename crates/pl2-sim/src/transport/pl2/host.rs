@@ -1,5 +1,5 @@
-//! `Pl2Host`: the PL2 end host as a [`Protocol`], a thin driver around pl2-protocol's
-//! [`Sender`] and [`Receiver`].
+//! `Pl2Host`: the PL2 end host as a [`Protocol`]: application messages put into bursts
+//! through [`Pl2Driver`], the plumbing around pl2-protocol's [`Sender`] and [`Receiver`].
 //!
 //! - A thread's message goes to the sender (context = thread), which cuts it into bursts
 //!   of at most K packets and asks for RSVs, bursts, cancels and timers.
@@ -21,23 +21,16 @@
 //! whole).
 
 use super::config::Pl2Config;
-use super::wire::{self, Control, DataFields};
+use super::driver::{raw_burst_of, BurstSource, Pl2Driver};
+use super::wire::{self, DataFields};
 use crate::framing::L4Headers;
-use crate::packet::{flags, Packet};
+use crate::packet::Packet;
 use crate::transport::{Actions, HostView, MsgInfo, Protocol, SendSpec};
 use crate::units::SimTime;
-use pl2_protocol::receiver::{Arrival, Receiver, ReceiverAction, ReceiverStats};
-use pl2_protocol::sender::{AppMessage, BurstSend, Sender, SenderAction, SenderStats};
-use pl2_protocol::{BurstId, DataTag, MsgId, TimerToken};
+use pl2_protocol::receiver::{Arrival, Receiver, ReceiverStats};
+use pl2_protocol::sender::{AppMessage, BurstProbe, BurstSend, Sender, SenderStats};
+use pl2_protocol::{DataTag, MsgId};
 use std::collections::HashMap;
-
-/// What one of our timer ids stands for.
-#[derive(Copy, Clone, Debug)]
-enum Pending {
-    Sender(TimerToken),
-    Receiver(TimerToken),
-    Handover(BurstSend, MsgInfo),
-}
 
 /// Counters of the driver itself (the protocol's are in its sender and receiver).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -47,125 +40,31 @@ pub struct Pl2HostStats {
     pub late_frames: u64,
 }
 
-/// PL2 on one host.
-pub struct Pl2Host {
+/// The message side of a PL2 host: what its bursts carry.
+struct Messages {
     me: u32,
     l4: L4Headers,
     prio: u8,
-    priorities: bool,
     max_payload: u64,
-    sender: Sender,
-    receiver: Receiver,
     /// Messages being sent, by run-wide id.
     sending: HashMap<u64, MsgInfo>,
     /// Bursts that went unsolicited and whose GRT has not been processed: their scheduled
     /// resend may come after the message was handed over.
     resend_msg: HashMap<u32, MsgInfo>,
-    /// Per message slot at the receiver: generation, bytes received, delivered.
-    rx: Vec<(u16, u64, bool)>,
-    timers: Vec<Option<Pending>>,
-    free_timers: Vec<u32>,
-    sacts: Vec<SenderAction>,
-    racts: Vec<ReceiverAction>,
-    stats: Pl2HostStats,
 }
 
-impl Pl2Host {
-    /// `max_payload`: payload bytes per data frame; `slot_ps`: the timeslot.
-    pub fn new(cfg: &Pl2Config, me: u32, max_payload: u64, slot_ps: u64) -> Result<Pl2Host, String> {
-        let l4 = cfg.l4();
-        Ok(Pl2Host {
-            me,
-            l4,
-            prio: cfg.data_priority,
-            priorities: cfg.priorities,
-            max_payload,
-            sender: Sender::new(cfg.sender(me, max_payload, slot_ps)).map_err(|e| e.to_string())?,
-            receiver: Receiver::new(cfg.receiver(me, slot_ps)).map_err(|e| e.to_string())?,
-            sending: HashMap::new(),
-            resend_msg: HashMap::new(),
-            rx: Vec::new(),
-            timers: Vec::new(),
-            free_timers: Vec::new(),
-            sacts: Vec::new(),
-            racts: Vec::new(),
-            stats: Pl2HostStats::default(),
-        })
-    }
+impl BurstSource for Messages {
+    type Info = MsgInfo;
 
-    pub fn sender_stats(&self) -> &SenderStats {
-        self.sender.stats()
-    }
-    pub fn receiver_stats(&self) -> &ReceiverStats {
-        self.receiver.stats()
-    }
-    pub fn stats(&self) -> &Pl2HostStats {
-        &self.stats
-    }
-
-    fn timer(&mut self, what: Pending, at_ps: u64, out: &mut Actions) {
-        let id = match self.free_timers.pop() {
-            Some(id) => {
-                self.timers[id as usize] = Some(what);
-                id
-            }
-            None => {
-                self.timers.push(Some(what));
-                self.timers.len() as u32 - 1
-            }
-        };
-        out.set_timer(id, SimTime(at_ps));
-    }
-
-    /// Carries out the sender's actions, including those its callbacks add.
-    fn drain_sender(&mut self, now: u64, out: &mut Actions) {
-        let mut acts = std::mem::take(&mut self.sacts);
-        let mut i = 0;
-        while i < acts.len() {
-            let a = acts[i];
-            i += 1;
-            match a {
-                SenderAction::SendRsv(r) => out.sends.push(wire::encode_rsv(&r, 0)),
-                SenderAction::SendCancel(c) => out.sends.push(wire::encode_cancel(&c, self.me)),
-                SenderAction::SetTimer { token, at_ps } => self.timer(Pending::Sender(token), at_ps, out),
-                SenderAction::SendBurst(b) => {
-                    let info = match self.sending.get(&b.msg.0).or_else(|| self.resend_msg.get(&b.burst.0)) {
-                        Some(m) => *m,
-                        None => panic!("PL2 host {}: burst {:?} of an unknown message", self.me, b.burst),
-                    };
-                    if b.at_ps <= now {
-                        self.hand_over(now, &b, &info, out, &mut acts);
-                    } else {
-                        self.timer(Pending::Handover(b, info), b.at_ps, out);
-                    }
-                }
-                SenderAction::Probe(p) => {
-                    let f = p.burst.0;
-                    out.probes.push((f, "pl2_msg", p.msg.0 as f64));
-                    out.probes.push((f, "pl2_rsv_grt_ps", p.grt_time_ps.saturating_sub(p.rsv_time_ps) as f64));
-                    out.probes.push((f, "pl2_wait_ps", p.wait_ps as f64));
-                    out.probes.push((f, "pl2_chosen_slots", p.chosen_slots as f64));
-                    out.probes.push((f, "pl2_granted", f64::from(p.granted_packets)));
-                    out.probes.push((f, "pl2_unsolicited", f64::from(u8::from(p.unsolicited))));
-                    out.probes.push((f, "pl2_resent", f64::from(u8::from(p.resent))));
-                    if p.unsolicited && p.granted_packets > 0 {
-                        // Its resend, if any, was emitted before this probe.
-                        self.resend_msg.remove(&p.burst.0);
-                    }
-                }
-                SenderAction::MessageHandedOver { msg } => {
-                    if let Some(m) = self.sending.remove(&msg.0) {
-                        out.released.push(m.thread);
-                    }
-                }
-            }
+    fn prepare(&mut self, b: &BurstSend) -> MsgInfo {
+        match self.sending.get(&b.msg.0).or_else(|| self.resend_msg.get(&b.burst.0)) {
+            Some(m) => *m,
+            None => panic!("PL2 host {}: burst {:?} of an unknown message", self.me, b.burst),
         }
-        acts.clear();
-        self.sacts = acts;
     }
 
-    /// Hands one copy of a burst to the NIC: its frames as one hand-over unit.
-    fn hand_over(&mut self, now: u64, b: &BurstSend, m: &MsgInfo, out: &mut Actions, acts: &mut Vec<SenderAction>) {
+    /// One copy of a burst: its frames as one hand-over unit.
+    fn frames(&mut self, _now: u64, b: &BurstSend, m: &MsgInfo, out: &mut Actions) {
         for i in 0..b.packets {
             let index = b.first_packet + i;
             let offset = u64::from(index) * self.max_payload;
@@ -185,22 +84,65 @@ impl Pl2Host {
         if b.unsolicited {
             self.resend_msg.insert(b.burst.0, *m);
         }
-        self.sender.on_burst_handed_to_nic(now, b.burst, acts);
     }
 
-    fn drain_receiver(&mut self, out: &mut Actions) {
-        let mut racts = std::mem::take(&mut self.racts);
-        for a in racts.drain(..) {
-            match a {
-                ReceiverAction::SendCancel(c) => out.sends.push(wire::encode_cancel(&c, self.me)),
-                ReceiverAction::SetTimer { token, at_ps } => self.timer(Pending::Receiver(token), at_ps, out),
-            }
+    fn message_handed_over(&mut self, msg: MsgId, out: &mut Actions) {
+        if let Some(m) = self.sending.remove(&msg.0) {
+            out.released.push(m.thread);
         }
-        self.racts = racts;
+    }
+
+    fn grt_processed(&mut self, p: &BurstProbe) {
+        if p.unsolicited && p.granted_packets > 0 {
+            // Its resend, if any, was emitted before this probe.
+            self.resend_msg.remove(&p.burst.0);
+        }
+    }
+}
+
+/// PL2 on one host.
+pub struct Pl2Host {
+    priorities: bool,
+    driver: Pl2Driver<MsgInfo>,
+    msgs: Messages,
+    /// Per message slot at the receiver: generation, bytes received, delivered.
+    rx: Vec<(u16, u64, bool)>,
+    stats: Pl2HostStats,
+}
+
+impl Pl2Host {
+    /// `max_payload`: payload bytes per data frame; `slot_ps`: the timeslot.
+    pub fn new(cfg: &Pl2Config, me: u32, max_payload: u64, slot_ps: u64) -> Result<Pl2Host, String> {
+        let sender = Sender::new(cfg.sender(me, max_payload, slot_ps)).map_err(|e| e.to_string())?;
+        let receiver = Receiver::new(cfg.receiver(me, slot_ps)).map_err(|e| e.to_string())?;
+        Ok(Pl2Host {
+            priorities: cfg.priorities,
+            driver: Pl2Driver::new(me, sender, receiver, 1, 0),
+            msgs: Messages {
+                me,
+                l4: cfg.l4(),
+                prio: cfg.data_priority,
+                max_payload,
+                sending: HashMap::new(),
+                resend_msg: HashMap::new(),
+            },
+            rx: Vec::new(),
+            stats: Pl2HostStats::default(),
+        })
+    }
+
+    pub fn sender_stats(&self) -> &SenderStats {
+        self.driver.sender.stats()
+    }
+    pub fn receiver_stats(&self) -> &ReceiverStats {
+        self.driver.receiver.stats()
+    }
+    pub fn stats(&self) -> &Pl2HostStats {
+        &self.stats
     }
 
     fn receive_data(&mut self, now: u64, pkt: &Packet, tag: &DataTag, out: &mut Actions) {
-        if self.receiver.on_data(now, tag) == Arrival::Duplicate {
+        if self.driver.on_data(now, tag) == Arrival::Duplicate {
             return;
         }
         let d = wire::decode_data(pkt);
@@ -227,7 +169,7 @@ impl Pl2Host {
 
 impl Protocol for Pl2Host {
     fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
-        self.sending.insert(msg.id, *msg);
+        self.msgs.sending.insert(msg.id, *msg);
         let m = AppMessage {
             id: MsgId(msg.id),
             dst: msg.dst,
@@ -235,55 +177,24 @@ impl Protocol for Pl2Host {
             ctx: u32::from(msg.thread),
             high_priority: self.priorities && msg.prio > 0,
         };
-        self.sender.on_app_message(now.0, m, &mut self.sacts).expect("a new message with a fresh id");
-        self.drain_sender(now.0, out);
+        self.driver.on_message(now.0, m, &mut self.msgs, out);
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) {
         if let Some(tag) = wire::decode_tag(pkt) {
             return self.receive_data(now.0, pkt, &tag, out);
         }
-        match wire::decode_control(pkt) {
-            Some(Control::Grt(g, false)) => {
-                self.sender.on_grt(now.0, &g, view.nic_backlog.0, &mut self.sacts);
-                self.drain_sender(now.0, out);
-            }
-            Some(Control::Grt(g, true)) => {
-                self.receiver.on_grt_copy(now.0, &g, &mut self.racts);
-                self.drain_receiver(out);
-            }
-            // RSVs and CANCELs are consumed by the ToR; nothing else is PL2's.
-            _ => {}
-        }
+        // RSVs and CANCELs are consumed by the ToR; nothing else is PL2's.
+        self.driver.on_control(now.0, pkt, view, &mut self.msgs, out);
     }
 
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
-        let Some(what) = self.timers.get_mut(id as usize).and_then(Option::take) else { return };
-        self.free_timers.push(id);
-        match what {
-            Pending::Sender(token) => {
-                self.sender.on_timer(now.0, token, &mut self.sacts);
-                self.drain_sender(now.0, out);
-            }
-            Pending::Receiver(token) => {
-                self.receiver.on_timer(now.0, token, &mut self.racts);
-                self.drain_receiver(out);
-            }
-            Pending::Handover(b, m) => {
-                let mut acts = std::mem::take(&mut self.sacts);
-                self.hand_over(now.0, &b, &m, out, &mut acts);
-                self.sacts = acts;
-                self.drain_sender(now.0, out);
-            }
-        }
+        self.driver.on_timer(now.0, id, &mut self.msgs, out);
     }
 
     fn on_tx_dequeue(&mut self, _now: SimTime, _thread: u16, _out: &mut Actions) {}
 
     fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
-        if pkt.has(flags::SCHEDULED) {
-            self.sender.on_burst_transmitted(now.0, BurstId(pkt.flow), &mut self.sacts);
-            self.drain_sender(now.0, out);
-        }
+        self.driver.on_tx_done(now.0, raw_burst_of(pkt), &mut self.msgs, out);
     }
 }

@@ -3,13 +3,17 @@
 //!
 //! - [`wire`]: how RSV, GRT, CANCEL and the data tag ride in [`crate::packet::Packet`].
 //! - [`config`]: [`Pl2Config`], every knob with its default.
-//! - [`host`]: [`Pl2Host`], the end-host transport (sender and receiver).
+//! - [`driver`]: [`driver::Pl2Driver`], the host side's plumbing around pl2-protocol's
+//!   sender and receiver, shared by [`Pl2Host`] and TCP over PL2
+//!   ([`crate::transport::tcp::pl2`]).
+//! - [`host`]: [`Pl2Host`], the end-host transport (sender and receiver) for messages.
 //! - [`switch`]: [`Pl2Switch`], the ToR's scheduler as a switch program.
 //!
 //! Scope: one rack (the ToR schedules every host's ports); inter-rack PL2 (§7) is future
 //! work and other topologies are rejected at build time.
 
 pub mod config;
+pub mod driver;
 pub mod host;
 pub mod switch;
 pub mod wire;

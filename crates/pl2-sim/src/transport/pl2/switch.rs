@@ -7,13 +7,17 @@
 //! - PL2-scheduled data (flag `SCHEDULED`): `on_data_ingress`; a `Drop` verdict (the T
 //!   rule on an unsolicited packet) is a program drop, counted apart from buffer drops.
 //!   With the dequeue ablation the release happens in [`Pl2Switch::on_dequeue`].
-//! - Everything else is forwarded untouched: TCP ACKs, ARP, GRTs, external traffic and
-//!   any unscheduled data never touch the counters (they were never reserved).
+//! - Everything else is forwarded untouched: TCP ACKs (pure ACKs are never scheduled,
+//!   also under TCP over PL2), ARP, GRTs, external traffic and any unscheduled data never
+//!   touch the counters (they were never reserved). Only frames flagged `SCHEDULED`
+//!   ([`crate::packet::flags::SCHEDULED`]) release reservations.
+//! - The tag is read in the layout the hosts use ([`TagLayout`]: PL2's own frames or TCP
+//!   segments), fixed when the program is installed.
 //!
 //! Ports: the scheduler's port of host h is its physical ToR port, h / breakout (hosts
 //! sharing a port under breakout share its counters, §4.2.1).
 
-use super::wire::{self, Control};
+use super::wire::{self, Control, TagLayout};
 use crate::net::program::{ProgramIo, Verdict};
 use crate::packet::Packet;
 use crate::units::SimTime;
@@ -63,6 +67,8 @@ impl ArrivalError {
 
 pub struct Pl2Switch {
     sched: Scheduler,
+    /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2).
+    layout: TagLayout,
     acts: Vec<SwitchAction>,
     dequeue: bool,
     /// When each granted burst's first packet should reach the switch, by (source,
@@ -77,13 +83,15 @@ pub struct Pl2Switch {
 }
 
 impl Pl2Switch {
-    /// `hosts` hosts, `breakout` hosts per physical port.
-    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32) -> Result<Pl2Switch, String> {
+    /// `hosts` hosts, `breakout` hosts per physical port; the hosts tag their scheduled
+    /// frames with `layout`.
+    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layout: TagLayout) -> Result<Pl2Switch, String> {
         let b = breakout.max(1);
         let host_port = (0..hosts).map(|h| h / b).collect();
         let dequeue = cfg.decrement_at == pl2_protocol::switch::DecrementPoint::Dequeue;
         Ok(Pl2Switch {
             sched: Scheduler::new(cfg, host_port, hosts.div_ceil(b)).map_err(|e| e.to_string())?,
+            layout,
             acts: Vec::new(),
             dequeue,
             expected: HashMap::new(),
@@ -102,7 +110,7 @@ impl Pl2Switch {
 
     pub fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
-        if let Some(tag) = wire::decode_tag(pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layout, pkt) {
             if tag.index_in_burst == 0 && !tag.unsolicited {
                 if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
                     let err = now as i64 - at as i64;
@@ -157,7 +165,7 @@ impl Pl2Switch {
         if !self.dequeue {
             return;
         }
-        if let Some(tag) = wire::decode_tag(pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layout, pkt) {
             if self.sched.on_data_dequeued(now.0, &tag).is_err() {
                 self.unknown += 1;
             }

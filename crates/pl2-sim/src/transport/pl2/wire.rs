@@ -10,7 +10,8 @@
 //! | RSV    | the data destination (the ToR program consumes it) | `src`/`dst` = rsv.src/dst; `seq` = burst; `aux` bits 0-7 attempt, 8-15 demand (≤ K ≤ 255), bit 16 high priority, bit 17 unsolicited follows |
 //! | GRT    | rsv.src (the copy: rsv.dst) | `src` = the switch node; `seq` = burst; `aux` = send slot (bits 0-31) and recv slot (bits 32-63); `flow` bits 0-7 attempt, 8-15 granted, bit 16 unsolicited admitted, bit 17 copy-to-receiver marker; `msg` = the peer (grt.dst in a GRT, grt.src in a copy) |
 //! | CANCEL | the other end of the pair (the ToR program consumes it) | `aux` = packets; `seq` = cancel.src; `msg` = cancel.dst |
-//! | data   | the data destination | `msg`/`msg_gen` = message slot/generation; `seq` = packet index in the message; `aux` bits 0-47 message size in bytes, bits 56-63 index in burst; `flow` = burst id (ECMP is irrelevant inside one rack, so `flow` carries the burst rather than a hash key); flags `SCHEDULED` (always), `UNSOLICITED`, `RETX` (the scheduled resend), `BURST_END` + `NOTIFY_TX_DONE` on the burst's last frame |
+//! | data (raw layout) | the data destination | `msg`/`msg_gen` = message slot/generation; `seq` = packet index in the message; `aux` bits 0-47 message size in bytes, bits 56-63 index in burst; `flow` = burst id (ECMP is irrelevant inside one rack, so `flow` carries the burst rather than a hash key); flags `SCHEDULED` (always), `UNSOLICITED`, `RETX` (the scheduled resend), `BURST_END` + `NOTIFY_TX_DONE` on the burst's last frame |
+//! | data (TCP layout, [`TagLayout::Tcp`]) | the data destination | the TCP segment's fields ([`crate::transport::tcp::wire`]) with the tag in `aux`: bit 1 resent, bits 8-39 burst, bits 56-63 index in burst; flags `SCHEDULED`, `UNSOLICITED`, `BURST_END` + `NOTIFY_TX_DONE` on the burst's last frame |
 //!
 //! Host ids are the simulator's host indices.
 
@@ -148,16 +149,65 @@ pub fn encode_data(s: &mut SendSpec, tag: &DataTag, d: &DataFields) {
         | if d.last_of_burst { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
 }
 
-/// The tag of a PL2-scheduled data frame; `None` for any other frame.
+/// The tag of a PL2-scheduled data frame (raw layout); `None` for any other frame.
 pub fn decode_tag(p: &Packet) -> Option<DataTag> {
-    (p.kind == PktKind::Data && p.has(flags::SCHEDULED)).then(|| DataTag {
+    decode_tag_in(TagLayout::Raw, p)
+}
+
+/// Where scheduled data frames carry their PL2 tag. Every host of a run uses one layout
+/// and the ToR's program is built knowing it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum TagLayout {
+    /// PL2's own data frames: `flow` = burst id, flag `RETX` = the scheduled resend.
+    #[default]
+    Raw,
+    /// TCP segments scheduled by PL2: the TCP fields stay where [`crate::transport::tcp::wire`]
+    /// puts them (`flow` = the connection, `seq`, flags `RETX`/`ECT`/`CE`, `aux` bit 0 =
+    /// end of message); the tag rides in `aux`: bit 1 = the scheduled resend of an
+    /// unsolicited burst, bits 8-39 = burst id, bits 56-63 = index in burst; flag
+    /// `UNSOLICITED` as in the raw layout.
+    Tcp,
+}
+
+const TCP_RESENT_BIT: u64 = 1 << 1;
+
+/// The tag of a PL2-scheduled data frame under `layout`; `None` for any other frame.
+pub fn decode_tag_in(layout: TagLayout, p: &Packet) -> Option<DataTag> {
+    if p.kind != PktKind::Data || !p.has(flags::SCHEDULED) {
+        return None;
+    }
+    let (burst, resent) = match layout {
+        TagLayout::Raw => (p.flow, p.has(flags::RETX)),
+        TagLayout::Tcp => ((p.aux >> 8) as u32, p.aux & TCP_RESENT_BIT != 0),
+    };
+    Some(DataTag {
         src: p.src,
         dst: p.dst,
-        burst: BurstId(p.flow),
+        burst: BurstId(burst),
         index_in_burst: (p.aux >> 56) as u32,
         unsolicited: p.has(flags::UNSOLICITED),
-        resent: p.has(flags::RETX),
+        resent,
     })
+}
+
+/// Adds the PL2 tag (TCP layout) to a TCP data segment's spec; `last`: the burst's last
+/// frame (`BURST_END | NOTIFY_TX_DONE`; the others lose the segment's own `BURST_END` so
+/// the burst is one hand-over unit).
+pub fn encode_tcp_tag(s: &mut SendSpec, tag: &DataTag, last: bool) {
+    debug_assert!(tag.index_in_burst < 256);
+    s.aux = (s.aux & 1)
+        | if tag.resent { TCP_RESENT_BIT } else { 0 }
+        | u64::from(tag.burst.0) << 8
+        | u64::from(tag.index_in_burst) << 56;
+    s.flags = (s.flags & !(flags::BURST_END | flags::NOTIFY_TX_DONE | flags::UNSOLICITED))
+        | flags::SCHEDULED
+        | if tag.unsolicited { flags::UNSOLICITED } else { 0 }
+        | if last { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
+}
+
+/// The burst a scheduled frame (TCP layout) belongs to.
+pub fn tcp_burst_of(p: &Packet) -> Option<BurstId> {
+    decode_tag_in(TagLayout::Tcp, p).map(|t| t.burst)
 }
 
 pub fn decode_data(p: &Packet) -> DataFields {
@@ -237,6 +287,19 @@ mod tests {
         let p = frame(&s, 0);
         assert_eq!(decode_tag(&p), Some(resent));
         assert!(!p.has(flags::BURST_END) && !p.has(flags::NOTIFY_TX_DONE));
+        // The same tag in a TCP segment keeps the segment's own fields.
+        let seg = crate::transport::tcp::wire::Segment { seq32: 77, flow: 5, msg: 3, msg_gen: 2, msg_end: true, ect: true, ce: false, retx: true };
+        let mut t = crate::transport::tcp::wire::encode_segment(3, &seg, 1460, 0, 1);
+        encode_tcp_tag(&mut t, &tag, false);
+        let p = frame(&t, 0);
+        assert_eq!(decode_tag_in(TagLayout::Tcp, &p), Some(tag));
+        assert_eq!(crate::transport::tcp::wire::decode_segment(&p), Some(seg));
+        assert!(!p.has(flags::BURST_END));
+        encode_tcp_tag(&mut t, &resent, true);
+        let p = frame(&t, 0);
+        assert_eq!(decode_tag_in(TagLayout::Tcp, &p), Some(resent));
+        assert_eq!(tcp_burst_of(&p), Some(resent.burst));
+        assert!(p.has(flags::BURST_END) && p.has(flags::NOTIFY_TX_DONE) && p.has(flags::RETX));
         // Data without the SCHEDULED flag (e.g. another transport's) carries no tag.
         let raw = Packet { kind: PktKind::Data, ..Default::default() };
         assert_eq!(decode_tag(&raw), None);

@@ -2,6 +2,8 @@
 //! where it departs from the RFC or Linux default).
 
 use crate::framing::L4Headers;
+use crate::transport::pl2::Pl2Config;
+use crate::transport::raw::RawHeaders;
 use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
 
@@ -9,11 +11,27 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
-    /// Congestion control: `new_reno` (RFC 5681), `cubic` (RFC 9438, default), `dctcp`
-    /// (RFC 8257; needs `switch.ecn`) or `none` (no window limit besides the receive
-    /// window: TCP over PL2). Only DCTCP sends ECT segments (no RFC 3168 ECN for the
-    /// others).
-    pub cc: CcKind,
+    /// Congestion control: `new_reno` (RFC 5681), `cubic` (RFC 9438), `dctcp` (RFC 8257;
+    /// needs `switch.ecn`) or `none` (no window limit besides the receive window). Only
+    /// DCTCP sends ECT segments (no RFC 3168 ECN for the others). Default: `cubic`, or
+    /// `none` when `scheduler = "pl2"` (the paper turns TCP's congestion control off over
+    /// PL2, §5). Another algorithm with PL2 is allowed: its window then caps what TCP
+    /// releases and PL2 still times every segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cc: Option<CcKind>,
+    /// Who decides when data segments leave: `none` (default: TCP hands them to the NIC as
+    /// its window allows) or `pl2` (TCP over PL2, the paper's "TCP VMA PL2": segments are
+    /// grouped per connection into bursts of at most K, each sent at the slot its RSV–GRT
+    /// exchange with the ToR gives; pure ACKs are not scheduled). `pl2` needs a single
+    /// rack (`network.topology kind = "single_rack"`), whose ToR then runs the PL2
+    /// scheduler.
+    pub scheduler: TcpScheduler,
+    /// The PL2 layer under TCP (`scheduler = "pl2"` only): a `[transport.pl2]` table with
+    /// the keys of `kind = "pl2"` (`k`, `t`, `pipeline`, `exchanges`, `low_load`, ...)
+    /// except `headers`, `data_priority` and `priorities` (segments carry TCP/IP headers
+    /// and `priority`). Default: PL2's defaults (K = 4, t = 15, blocking, per thread).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pl2: Option<Pl2Config>,
     /// SACK-based loss recovery (RFC 2018 / RFC 6675). `false`: NewReno recovery (RFC
     /// 6582). Default true.
     pub sack: bool,
@@ -44,6 +62,17 @@ pub struct TcpConfig {
     pub probes: bool,
 }
 
+/// What schedules TCP's data segments.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TcpScheduler {
+    /// Segments go to the NIC as soon as TCP releases them.
+    #[default]
+    None,
+    /// PL2 reserves a slot for every burst of ≤ K segments (TCP over PL2).
+    Pl2,
+}
+
 /// Congestion control algorithm.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -58,7 +87,9 @@ pub enum CcKind {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
-            cc: CcKind::Cubic,
+            cc: None,
+            scheduler: TcpScheduler::None,
+            pl2: None,
             sack: true,
             initial_window: 10,
             delayed_ack: true,
@@ -78,6 +109,38 @@ impl TcpConfig {
     /// Data segments carry no options (no timestamps): IPv4 20 + TCP 20 bytes.
     pub fn l4(&self) -> L4Headers {
         L4Headers::Tcp { options: 0 }
+    }
+
+    /// The congestion control in force (see `cc`).
+    pub fn cc_kind(&self) -> CcKind {
+        match (self.cc, self.scheduler) {
+            (Some(c), _) => c,
+            (None, TcpScheduler::None) => CcKind::Cubic,
+            (None, TcpScheduler::Pl2) => CcKind::None,
+        }
+    }
+
+    /// The PL2 layer's configuration (`scheduler = "pl2"`), defaults filled in.
+    pub fn pl2_config(&self) -> Option<Pl2Config> {
+        (self.scheduler == TcpScheduler::Pl2).then(|| self.pl2.clone().unwrap_or_default())
+    }
+
+    /// Checks the scheduler fields: `Err((field, problem and fix))`.
+    pub fn validate_scheduler(&self) -> Result<(), (&'static str, String)> {
+        let Some(p) = &self.pl2 else { return Ok(()) };
+        if self.scheduler != TcpScheduler::Pl2 {
+            return Err(("transport.pl2", "is set but transport.scheduler = \"none\"; set scheduler = \"pl2\" to run TCP over PL2, or remove [transport.pl2]".into()));
+        }
+        if p.headers != RawHeaders::None {
+            return Err(("transport.pl2.headers", "TCP over PL2 frames carry TCP/IP headers; remove the key".into()));
+        }
+        if p.data_priority != 0 {
+            return Err(("transport.pl2.data_priority", "TCP over PL2 sends segments at transport.priority; remove the key and set priority instead".into()));
+        }
+        if p.priorities {
+            return Err(("transport.pl2.priorities", "the priority scheme is not available under TCP (a burst may mix messages of different priorities); remove the key".into()));
+        }
+        p.validate().map_err(|e| ("transport.pl2", e))
     }
 
     /// Checks ranges serde cannot; the message names the field and the fix.

@@ -20,17 +20,22 @@
 //! last window update came from the Reno-friendly estimate).
 //! Counters: [`TcpStats`], summed over hosts by [`crate::sim::Simulation::tcp_stats`].
 //!
-//! Timer ids: `2·i` for sender connection `i` (RTO), `2·i + 1` for receiver connection
-//! `i` (delayed ACK).
+//! - TCP over PL2 (`scheduler = "pl2"`): [`pl2`] puts the data segments into PL2 bursts
+//!   (the paper's "TCP VMA PL2", §4.5, §5, §6.3.1); congestion control defaults to
+//!   `none` there, loss recovery is unchanged.
+//!
+//! Timer ids: `3·i` for sender connection `i` (RTO), `3·i + 1` for receiver connection
+//! `i` (delayed ACK), `3·j + 2` for the PL2 layer's timers.
 
 pub mod cc;
 pub mod config;
+pub mod pl2;
 pub mod receiver;
 pub mod rto;
 pub mod sender;
 pub mod wire;
 
-pub use config::{CcKind, TcpConfig};
+pub use config::{CcKind, TcpConfig, TcpScheduler};
 
 use crate::packet::Packet;
 use crate::transport::{Actions, HostView, MsgInfo, Protocol};
@@ -99,23 +104,37 @@ pub(crate) struct Ctx {
     pub host: u32,
 }
 
-/// TCP on one host: a sender and a receiver.
+/// TCP on one host: a sender and a receiver, and under `scheduler = "pl2"` the PL2 layer
+/// between the sender and the NIC.
 pub struct TcpHost {
     ctx: Ctx,
     sender: Sender,
     receiver: Receiver,
     stats: TcpStats,
+    pl2: Option<Box<pl2::Pl2Layer>>,
 }
 
 impl TcpHost {
-    pub fn new(cfg: &TcpConfig, host: u32, mss: u64, threads: u16, ring: u32) -> Result<TcpHost, String> {
+    /// `slot_ps`: PL2's timeslot (used with `scheduler = "pl2"` only).
+    pub fn new(cfg: &TcpConfig, host: u32, mss: u64, threads: u16, ring: u32, slot_ps: u64) -> Result<TcpHost, String> {
         cfg.validate(mss)?;
+        cfg.validate_scheduler().map_err(|(f, e)| format!("{f}: {e}"))?;
+        let layer = match cfg.pl2_config() {
+            Some(p) => Some(Box::new(pl2::Pl2Layer::new(&p, host, mss, slot_ps)?)),
+            None => None,
+        };
         Ok(TcpHost {
             ctx: Ctx { cfg: cfg.clone(), mss, host },
-            sender: Sender::new(threads, ring),
+            sender: Sender::new(threads, ring, layer.is_some()),
             receiver: Receiver::new(),
             stats: TcpStats::default(),
+            pl2: layer,
         })
+    }
+
+    /// The PL2 layer (TCP over PL2 only).
+    pub fn pl2_layer(&self) -> Option<&pl2::Pl2Layer> {
+        self.pl2.as_deref()
     }
 
     pub fn stats(&self) -> &TcpStats {
@@ -130,35 +149,87 @@ impl TcpHost {
 
 impl Protocol for TcpHost {
     fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
+        let from = out.sends.len();
         self.sender.on_message(now, &self.ctx, msg, &mut self.stats, out);
+        self.schedule(now, from, out);
     }
 
-    fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) {
+        let from = out.sends.len();
+        if let Some(layer) = self.pl2.as_mut() {
+            match layer.on_packet(now.0, pkt, view, out) {
+                Some(true) | None => {}
+                Some(false) => return self.schedule(now, from, out),
+            }
+        }
         if let Some(s) = wire::decode_segment(pkt) {
-            let from = out.sends.len();
             self.receiver.on_data(now, &self.ctx, pkt, &s, &mut self.stats, out);
-            self.count_acks(from, out);
+            if self.pl2.is_none() {
+                self.count_acks(from, out);
+            }
         } else if let Some(a) = wire::decode_ack(pkt) {
             self.sender.on_ack(now, &self.ctx, pkt.src, &a, &mut self.stats, out);
         }
+        self.schedule(now, from, out);
     }
 
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
-        if id.is_multiple_of(2) {
-            self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
-        } else {
-            let from = out.sends.len();
-            self.receiver.on_timer(now, &self.ctx, id, &mut self.stats, out);
-            self.count_acks(from, out);
+        let from = out.sends.len();
+        match id % 3 {
+            0 => self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out),
+            1 => {
+                self.receiver.on_timer(now, &self.ctx, id, &mut self.stats, out);
+                if self.pl2.is_none() {
+                    self.count_acks(from, out);
+                }
+            }
+            _ => {
+                if let Some(layer) = self.pl2.as_mut() {
+                    layer.on_timer(now.0, id, out);
+                }
+            }
         }
+        self.schedule(now, from, out);
     }
 
     fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
+        let from = out.sends.len();
         self.sender.on_tx_dequeue(now, &self.ctx, thread, &mut self.stats, out);
+        self.schedule(now, from, out);
+    }
+
+    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+        let from = out.sends.len();
+        if let Some(layer) = self.pl2.as_mut() {
+            layer.on_tx_done(now.0, pkt, out);
+        }
+        self.schedule(now, from, out);
     }
 }
 
 impl TcpHost {
+    /// TCP over PL2, after every call: the segments TCP released go to the PL2 layer,
+    /// which starts the bursts it can; TCP learns which segments left; every frame emitted
+    /// in this call that TCP has not already counted takes its place in its thread's
+    /// transmit-ring share (the NIC reports each one when it takes it). Without PL2:
+    /// nothing to do.
+    fn schedule(&mut self, now: SimTime, from: usize, out: &mut Actions) {
+        let Some(layer) = self.pl2.as_mut() else { return };
+        for (i, start, spec) in self.sender.staged.drain(..) {
+            layer.stage(i, start, spec);
+        }
+        layer.pump(now.0, out);
+        for (i, start) in layer.handed().drain(..) {
+            self.sender.on_handed(now, i, start);
+        }
+        for s in &out.sends[from..] {
+            let t = s.thread as usize;
+            if !pl2::counted_at_release(s) && t < self.sender.in_ring.len() {
+                self.sender.in_ring[t] += 1;
+            }
+        }
+    }
+
     /// ACKs count against the ring share of the thread they carry (they never wait).
     fn count_acks(&mut self, from: usize, out: &Actions) {
         for s in &out.sends[from..] {

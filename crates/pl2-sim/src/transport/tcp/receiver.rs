@@ -45,7 +45,7 @@ pub(super) struct Receiver {
 }
 
 fn timer_id(idx: u32) -> u32 {
-    2 * idx + 1
+    3 * idx + 1
 }
 
 impl Receiver {
@@ -160,9 +160,9 @@ impl Receiver {
         }
     }
 
-    /// Timer `id` (odd) fired: the delayed ACK is due.
+    /// Timer `id` (`3·i + 1`) fired: the delayed ACK is due.
     pub fn on_timer(&mut self, _now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
-        let i = id / 2;
+        let i = id / 3;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
         if !c.timer_armed {
             return;

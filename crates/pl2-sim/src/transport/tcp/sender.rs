@@ -24,6 +24,11 @@
 //!   marked lost and resent as the window opens (slow start), the RTO doubles. RTT
 //!   samples come from the newest segment an ACK covers, never when the ACK covers a
 //!   resent segment (Karn).
+//! - TCP over PL2 (`scheduler = "pl2"`, [`super::pl2`]): released segments (new and
+//!   resent) go to the PL2 layer instead of the NIC, still counted in the thread's ring
+//!   share until the NIC takes them; a segment's send time is when PL2 hands it to the
+//!   NIC (`Sender::on_handed`), and an expiring RTO is pushed back to one RTO after the
+//!   oldest outstanding segment actually left (never while it waits for its slot).
 //! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), RACK, D-SACK, the
 //!   retransmission of a SACKed segment after reneging.
 
@@ -31,7 +36,7 @@ use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment};
 use super::{Ctx, TcpStats};
-use crate::transport::{Actions, MsgInfo};
+use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::SimTime;
 use std::collections::{HashMap, VecDeque};
 
@@ -43,6 +48,8 @@ struct Seg {
     gen: u16,
     msg_end: bool,
     sent: SimTime,
+    /// Released to the PL2 layer and not yet handed to the NIC (TCP over PL2).
+    queued: bool,
     /// Ever resent.
     retx: bool,
     sacked: bool,
@@ -95,10 +102,14 @@ pub(super) struct Sender {
     rr: Vec<usize>,
     pub(super) in_ring: Vec<u32>,
     ring: u32,
+    /// TCP over PL2: released segments go to `staged` (connection, start, frame) for the
+    /// PL2 layer instead of the NIC.
+    pl2: bool,
+    pub(super) staged: Vec<(u32, u64, SendSpec)>,
 }
 
 fn timer_id(idx: u32) -> u32 {
-    2 * idx
+    3 * idx
 }
 
 impl Conn {
@@ -149,7 +160,7 @@ impl Conn {
 }
 
 impl Sender {
-    pub fn new(threads: u16, ring: u32) -> Sender {
+    pub fn new(threads: u16, ring: u32, pl2: bool) -> Sender {
         Sender {
             conns: Vec::new(),
             index: HashMap::new(),
@@ -157,6 +168,8 @@ impl Sender {
             rr: vec![0; threads as usize],
             in_ring: vec![0; threads as usize],
             ring: ring.max(1),
+            pl2,
+            staged: Vec::new(),
         }
     }
 
@@ -165,7 +178,7 @@ impl Sender {
             return i;
         }
         let mss = ctx.mss;
-        let cc = Cc::new(ctx.cfg.cc);
+        let cc = Cc::new(ctx.cfg.cc_kind());
         let unlimited = matches!(cc, Cc::None(_));
         let c = Conn {
             dst,
@@ -232,9 +245,15 @@ impl Sender {
                     s.rtx_out = true;
                     s.retx = true;
                     s.sent = now;
+                    s.queued = self.pl2;
                     pipe += len;
                     let seg = Segment { seq32: s.start as u32, flow: c.flow, msg: s.msg, msg_gen: s.gen, msg_end: s.msg_end, ect, ce: false, retx: true };
-                    out.sends.push(wire::encode_segment(c.dst, &seg, s.len, ctx.cfg.priority, c.thread));
+                    let spec = wire::encode_segment(c.dst, &seg, s.len, ctx.cfg.priority, c.thread);
+                    if self.pl2 {
+                        self.staged.push((i, s.start, spec));
+                    } else {
+                        out.sends.push(spec);
+                    }
                     self.in_ring[t] += 1;
                     c.retransmissions += 1;
                     st.retransmissions += 1;
@@ -257,9 +276,14 @@ impl Sender {
             if msg_end {
                 c.msgs.pop_front();
             }
-            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, retx: false, sacked: false, lost: false, rtx_out: false });
+            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: self.pl2, retx: false, sacked: false, lost: false, rtx_out: false });
             let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
-            out.sends.push(wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread));
+            let spec = wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread);
+            if self.pl2 {
+                self.staged.push((i, c.snd_nxt, spec));
+            } else {
+                out.sends.push(spec);
+            }
             self.in_ring[t] += 1;
             st.segments_sent += 1;
             c.snd_nxt = end;
@@ -421,13 +445,35 @@ impl Sender {
         Self::probes(ctx, &self.conns[i as usize], out);
     }
 
-    /// Timer `id` (even) fired: retransmission timeout.
+    /// TCP over PL2: the first copy of the segment of connection `i` starting at `start`
+    /// was handed to the NIC now (its RTT sample and retransmission timer count from here).
+    pub fn on_handed(&mut self, now: SimTime, i: u32, start: u64) {
+        let Some(c) = self.conns.get_mut(i as usize) else { return };
+        let j = c.segs.partition_point(|g| g.start + u64::from(g.len) <= start);
+        if let Some(g) = c.segs.get_mut(j).filter(|g| g.start <= start) {
+            g.sent = now;
+            g.queued = false;
+        }
+    }
+
+    /// Timer `id` (`3·i`) fired: retransmission timeout.
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
-        let i = id / 2;
+        let i = id / 3;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
         if !c.rto_armed || c.snd_una >= c.snd_nxt {
             c.rto_armed = false;
             return;
+        }
+        if self.pl2 {
+            // The oldest outstanding segment may still wait for its PL2 slot, or have left
+            // less than an RTO ago: time out only an RTO after it actually left.
+            if let Some(g) = c.segs.iter().find(|g| !g.sacked) {
+                let due = if g.queued { now + c.rto.rto } else { g.sent + c.rto.rto };
+                if due > now {
+                    out.set_timer(id, due);
+                    return;
+                }
+            }
         }
         st.timeouts += 1;
         let flight = c.snd_nxt - c.snd_una;
