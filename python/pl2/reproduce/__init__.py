@@ -33,8 +33,6 @@ NOT_YET: dict[str, str] = {
     "fig5_6": "memcached with UDP background (§6.2.2): needs the memcached application and UDP background senders",
     "fig7": "VGG16 training shuffle (§6.2.3): needs the parameter-server application (4 workers, 2 servers, "
     "byte-balanced 553,430,176 B gradient chunks, 100 iterations)",
-    "fig8_tcp": "W3–W5 trace replay over TCP (Fig. 8d–f): TCP over PL2 against TCP Cubic in the same 3-way "
-    "incast; needs TCP scheduled by PL2 (`fig8` reproduces 8a–c, raw Ethernet over PL2 against raw optimal)",
 }
 
 QUICK_SEEDS = 1
