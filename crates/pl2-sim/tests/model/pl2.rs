@@ -63,8 +63,12 @@ fn unloaded_message_is_ideal_plus_one_exchange() {
 }
 
 /// `n` senders each with `threads` persistent streams of 4 full payloads to one
-/// receiver (offered load n × 100%), ~2 ms, switch latency jittered as in the testbed.
+/// receiver (offered load n × 100%), 2 ms, switch latency jittered as in the testbed.
 fn incast(n: u32, threads: u16, cfg: Option<Pl2Config>, constant: bool) -> (Simulation, u64) {
+    incast_for(n, threads, cfg, constant, SimTime(2_000_000_000))
+}
+
+fn incast_for(n: u32, threads: u16, cfg: Option<Pl2Config>, constant: bool, until: SimTime) -> (Simulation, u64) {
     let mut net = NetworkConfig::pl2_testbed();
     net.topology = TopologyConfig::SingleRack { hosts: n + 1, breakout: 1 };
     net.host.threads = threads;
@@ -89,14 +93,14 @@ fn incast(n: u32, threads: u16, cfg: Option<Pl2Config>, constant: bool) -> (Simu
     if let Some(c) = cfg {
         pl2(&mut sp, c);
     }
-    let sim = run(sp, SimTime(2_000_000_000));
+    let sim = run(sp, until);
     let q = sim.port_max_queue()[sim.host_downlink(n) as usize];
     (sim, q)
 }
 
 /// Threads per sender for ≥ 400% offered load: a thread alone moves one 6000 B message
 /// per ~1 µs (≈ 48% of the line, measured), so 8 / n + 1 threads per sender offer 480%,
-/// 576% and 768% for 2, 4 and 8 senders (each sender's NIC caps it at 100%).
+/// 576%, 768% and 768% for 2, 4, 8 and 16 senders (each sender's NIC caps it at 100%).
 fn threads_for_400(n: u32) -> u16 {
     (8 / n + 1) as u16
 }
@@ -114,14 +118,18 @@ fn queue_bound(n: u32, threads: u16) -> u64 {
     ((u64::from(n) * u64::from(threads) + 1) * K + spread_frames) * WIRE
 }
 
+/// The steady-state incast: 2–16 senders at ≥ 400% offered load for 10 ms with
+/// the testbed's switch-latency jitter, PL2 decrementing at dequeue (Algorithm 1's
+/// ingress decrement does not bound this queue: see the next test).
 #[test]
 fn incast_keeps_the_receiver_queue_bounded_where_raw_ethernet_drops() {
     use pl2_sim::transport::pl2::config::Pl2Decrement;
     let buffer = 1_500_000u64;
-    for n in [2u32, 4, 8] {
+    let until = SimTime(10_000_000_000);
+    for n in [2u32, 4, 8, 16] {
         let threads = threads_for_400(n);
         let cfg = Pl2Config { decrement_at: Pl2Decrement::Dequeue, ..Pl2Config::default() };
-        let (sim, q) = incast(n, threads, Some(cfg), false);
+        let (sim, q) = incast_for(n, threads, Some(cfg), false, until);
         let c = sim.counters();
         let st = sim.pl2_stats();
         let bound = queue_bound(n, threads);
@@ -138,13 +146,17 @@ fn incast_keeps_the_receiver_queue_bounded_where_raw_ethernet_drops() {
         // Zero lost messages: per thread at most three unfinished (one being cut into
         // bursts, up to two handed over and still in the network).
         assert!(sim.messages_in_flight() <= 3 * u64::from(n) * u64::from(threads), "{} in flight", sim.messages_in_flight());
-        // The receiver link stays busy: ≥ 90% of 2 ms of full payloads delivered.
+        // The receiver link stays busy: ≥ 90% of 10 ms of full payloads delivered.
         let delivered_bytes = c.messages_finished * 6000;
-        assert!(delivered_bytes as f64 > 0.9 * 2e-3 * 100e9 / 8.0 * 1500.0 / 1542.0, "delivered {delivered_bytes} B");
+        assert!(delivered_bytes as f64 > 0.9 * 10e-3 * 100e9 / 8.0 * 1500.0 / 1542.0, "delivered {delivered_bytes} B");
         assert!(q <= bound, "incast {n}: max queue {q} > bound {bound}");
         assert!(q < buffer / 10, "incast {n}: max queue {q} ≥ 10% of the buffer");
+        // Under overload the low-load optimisation stays off: a burst goes unsolicited
+        // only when the last chosen slot was below t, which a backlogged port never
+        // grants after the first exchanges (the issue's ≤ 1% at 400%).
+        assert!(st.unsolicited_bursts * 100 <= st.bursts, "unsolicited {} of {} bursts", st.unsolicited_bursts, st.bursts);
 
-        let (raw, rq) = incast(n, threads, None, false);
+        let (raw, rq) = incast_for(n, threads, None, false, until);
         let rd = raw.counters().total_drops();
         println!("raw incast {n}×{threads}: max queue {rq} B, drops {rd}");
         assert!(rd > 0, "raw Ethernet overflows the same 1.5 MB port limit");
