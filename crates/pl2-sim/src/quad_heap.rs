@@ -4,7 +4,8 @@
 //! sift-down step compares, and the tree is half as deep as a binary heap's. Removal
 //! moves the hole to the bottom along the smallest children and then sifts the last
 //! key up from there (the strategy of Rust's `BinaryHeap::pop`), which saves a
-//! comparison per level because the displaced key usually belongs near the bottom.
+//! comparison per level because the displaced key usually belongs near the bottom. The
+//! smallest of four children is found without data-dependent branches.
 
 /// Min-priority queue of `u128` keys.
 #[derive(Default)]
@@ -38,16 +39,20 @@ impl QuadHeap {
             if first >= n {
                 break;
             }
-            let end = (first + ARITY).min(n);
-            let mut best = first;
-            let mut best_key = self.keys[first];
-            for c in first + 1..end {
-                let k = self.keys[c];
-                if k < best_key {
-                    best = c;
-                    best_key = k;
+            let (best, best_key) = if first + ARITY <= n {
+                min_of_four(&self.keys[first..first + ARITY], first)
+            } else {
+                let mut best = first;
+                let mut best_key = self.keys[first];
+                for c in first + 1..n {
+                    let k = self.keys[c];
+                    if k < best_key {
+                        best = c;
+                        best_key = k;
+                    }
                 }
-            }
+                (best, best_key)
+            };
             self.keys[hole] = best_key;
             hole = best;
         }
@@ -86,6 +91,23 @@ impl QuadHeap {
         }
         self.keys[hole] = key;
     }
+}
+
+/// The smallest of four keys and its index (`base` + position), as a two-round
+/// tournament of selects: no data-dependent branch, because which child is smallest is
+/// a coin toss the branch predictor loses about half the time.
+#[inline(always)]
+fn min_of_four(k: &[u128], base: usize) -> (usize, u128) {
+    let (a, ia) = select_min(k[0], base, k[1], base + 1);
+    let (b, ib) = select_min(k[2], base + 2, k[3], base + 3);
+    let (m, im) = select_min(a, ia, b, ib);
+    (im, m)
+}
+
+#[inline(always)]
+fn select_min(x: u128, ix: usize, y: u128, iy: usize) -> (u128, usize) {
+    let take_y = y < x;
+    (if take_y { y } else { x }, if take_y { iy } else { ix })
 }
 
 #[cfg(test)]
