@@ -67,6 +67,9 @@ pub enum State {
     Loss,
 }
 
+/// Scoreboard records an idle connection keeps allocated.
+const IDLE_SEGS_CAPACITY: usize = 8;
+
 pub(super) struct Conn {
     pub dst: u32,
     pub thread: u16,
@@ -376,6 +379,13 @@ impl Sender {
             c.snd_una = ack;
             if c.segs.is_empty() {
                 c.marks = false;
+                // An idle connection gives back its scoreboard: a host may open a
+                // connection to every peer over a long run, and each would otherwise
+                // keep a window's worth of records (kilobytes) forever. Once per idle
+                // period, not per segment.
+                if c.segs.capacity() > IDLE_SEGS_CAPACITY {
+                    c.segs.shrink_to(IDLE_SEGS_CAPACITY);
+                }
             }
             if let (false, Some(t)) = (any_retx, last_sent) {
                 c.rto.sample(now.since(t));
