@@ -200,6 +200,26 @@ pub enum WorkloadConfig {
     PsShuffle(PsShuffleWorkload),
 }
 
+/// A delay distribution, a duration or a table, checked later by the application's
+/// validation (so the error names the field: serde loses the path inside workloads).
+fn delay_unchecked<'de, D: Deserializer<'de>>(d: D) -> Result<pl2_sim::dist::DelayDist, D::Error> {
+    struct V;
+    impl<'de> de::Visitor<'de> for V {
+        type Value = pl2_sim::dist::DelayDist;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a duration such as \"1us\" or a table {kind = \"uniform\", min = ..., max = ...}")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            use serde::de::IntoDeserializer;
+            Ok(pl2_sim::dist::DelayDist::Const { value: Duration::deserialize(v.into_deserializer())? })
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<Self::Value, A::Error> {
+            pl2_sim::dist::DelayDist::deserialize(de::value::MapAccessDeserializer::new(m))
+        }
+    }
+    d.deserialize_any(V)
+}
+
 fn d_concurrency() -> u16 {
     1
 }
@@ -253,10 +273,10 @@ pub struct RpcWorkload {
     pub response_size: Bytes,
     /// Server time from the request's delivery to the response's send call: a duration
     /// or a distribution table. Default 0.
-    #[serde(default, deserialize_with = "pl2_sim::dist::deserialize_delay")]
+    #[serde(default, deserialize_with = "delay_unchecked")]
     pub service: pl2_sim::dist::DelayDist,
     /// Client time from a response's delivery to the next request. Default 0.
-    #[serde(default, deserialize_with = "pl2_sim::dist::deserialize_delay")]
+    #[serde(default, deserialize_with = "delay_unchecked")]
     pub think: pl2_sim::dist::DelayDist,
     /// When every connection sends its first request. Default 0.
     #[serde(default)]
@@ -313,7 +333,7 @@ pub struct PsShuffleWorkload {
     pub first_thread: u16,
     /// Time between the end of an iteration and the start of the next (the workers'
     /// computation). Default 0.
-    #[serde(default, deserialize_with = "pl2_sim::dist::deserialize_delay")]
+    #[serde(default, deserialize_with = "delay_unchecked")]
     pub compute: pl2_sim::dist::DelayDist,
     /// Start of the first iteration. Default 0.
     #[serde(default)]

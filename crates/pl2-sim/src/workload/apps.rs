@@ -130,7 +130,7 @@ fn threads_fit(field: &'static str, first: u16, needed: u64, threads: u16) -> Re
 }
 
 fn check_delay(field: &'static str, d: &DelayDist) -> Result<(), WorkloadError> {
-    d.validate().map_err(|e| WorkloadError::param(field, format!("{d:?}"), e.0, "fix the distribution"))
+    d.validate().map_err(|e| WorkloadError::param(field, "the distribution", e.0, "fix the distribution"))
 }
 
 fn check_prio(p: u8) -> Result<(), WorkloadError> {

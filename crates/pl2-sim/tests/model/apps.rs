@@ -52,8 +52,7 @@ fn net2(threads: u16) -> NetworkConfig {
 }
 
 fn rack(hosts: u32, threads: u16) -> NetworkConfig {
-    let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::SingleRack { hosts, breakout: 1 };
+    let mut net = NetworkConfig { topology: TopologyConfig::SingleRack { hosts, breakout: 1 }, ..Default::default() };
     net.host.threads = threads;
     net
 }
@@ -172,7 +171,7 @@ fn wire(bytes: u64, message: Option<u64>) -> u64 {
     let m = message.unwrap_or(bytes);
     let msgs = bytes / m;
     let last = bytes % m;
-    let frames = |b: u64| (b / 1500) * f.wire_bytes(L4Headers::None, 1500) + if b % 1500 > 0 { f.wire_bytes(L4Headers::None, b % 1500) } else { 0 };
+    let frames = |b: u64| (b / 1500) * f.wire_bytes(L4Headers::None, 1500) + if !b.is_multiple_of(1500) { f.wire_bytes(L4Headers::None, b % 1500) } else { 0 };
     msgs * frames(m) + frames(last)
 }
 
