@@ -172,6 +172,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     iterations: p.iterations,
                     gradient_bytes: p.gradient_size.0,
                     pull: p.pull,
+                    per_worker: p.barrier == crate::workload_spec::Barrier::Worker,
                     message_bytes: p.message_size.map(|b| b.0),
                     threads_per_flow: p.threads_per_flow,
                     first_thread: p.first_thread,

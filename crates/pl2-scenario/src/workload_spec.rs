@@ -242,6 +242,17 @@ fn d_ps_servers() -> HostSet {
     HostSet::Range(4, 6)
 }
 
+/// When a parameter-server shuffle's worker starts its next iteration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Barrier {
+    /// When every worker is done with the iteration.
+    #[default]
+    Global,
+    /// When this worker is done with it.
+    Worker,
+}
+
 /// `kind = "rpc"`. Connection `c` (0 ≤ c < `concurrency`) of the `i`-th client runs on
 /// client thread `first_thread + c`, talks to server `servers[(i · concurrency + c) mod
 /// len(servers)]` and is answered by that server's thread `first_thread + c` (clients
@@ -295,8 +306,11 @@ pub struct RpcWorkload {
 /// `kind = "ps_shuffle"`. `gradient_size` is split into one byte-balanced chunk per
 /// server. Each iteration every worker pushes chunk `j` to server `j`, all at once;
 /// with `pull`, server `j`, once it holds every worker's push, sends chunk `j` back to
-/// every worker at once. The iteration ends when its last transfer is delivered (global
-/// barrier), and the next starts `compute` later on every worker. A chunk travels as
+/// every worker at once. A worker is done when its pulls (without `pull`, its pushes)
+/// are delivered; with `barrier = "global"` every worker starts the next iteration
+/// `compute` after the last one is done, with `"worker"` each starts it `compute` after
+/// it is done itself. An iteration runs from its first worker's start to its last
+/// worker's end. A chunk travels as
 /// messages of at most `message_size`, round-robin over `threads_per_flow` threads per
 /// (worker, server) pair: a worker needs `first_thread + servers · threads_per_flow`
 /// threads, a server with `pull` `first_thread + workers · threads_per_flow`.
@@ -321,6 +335,11 @@ pub struct PsShuffleWorkload {
     /// the servers (§6.2.3).
     #[serde(default)]
     pub pull: bool,
+    /// When a worker starts its next iteration: `global` (default), `compute` after the
+    /// last worker is done with the iteration; `worker`, `compute` after it is done
+    /// itself (its pulls delivered, or its pushes without `pull`).
+    #[serde(default)]
+    pub barrier: Barrier,
     /// Largest message a chunk is cut into. Default: none (one message per chunk).
     #[serde(default)]
     pub message_size: Option<Bytes>,

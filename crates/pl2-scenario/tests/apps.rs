@@ -43,6 +43,7 @@ fn each_invalid_application_input_names_its_field() {
         (format!("{ps}iterations = 0\n"), "workload[0].iterations", "nothing would run"),
         (format!("{ps}threads_per_flow = 3\n"), "workload[0].threads_per_flow", "servers × threads_per_flow"),
         (format!("{ps}pull = true\nthreads_per_flow = 2\n"), "workload[0].threads_per_flow", "workers × threads_per_flow"),
+        (format!("{ps}barrier = \"sometimes\"\n"), "workload[0]", "unknown variant `sometimes`"),
         (format!("{ps}message_size = \"0B\"\n"), "workload[0].message_size", "at least 1 byte"),
         (format!("{ps}gradient_size = \"1B\"\n"), "workload[0].gradient_size", "smaller than the number of servers"),
         (
@@ -134,7 +135,7 @@ fn iteration_table_and_summary() {
 fn same_seed_gives_identical_application_tables() {
     let text = format!(
         "{NET}[[workload]]\nkind = \"rpc\"\nclients = [0]\nservers = [1, 2]\nconcurrency = 4\nservice = {{ kind = \"exponential\", min = \"1us\", mean_extra = \"1us\" }}\n\
-         [[workload]]\nkind = \"ps_shuffle\"\nworkers = [3, 4]\nservers = [5]\niterations = 2\ngradient_size = \"1MB\"\ncompute = {{ kind = \"uniform\", min = \"1us\", max = \"9us\" }}\n[transport]\nkind = \"pl2\"\n"
+         [[workload]]\nkind = \"ps_shuffle\"\nworkers = [3, 4]\nservers = [5]\niterations = 2\nbarrier = \"worker\"\ngradient_size = \"1MB\"\ncompute = {{ kind = \"uniform\", min = \"1us\", max = \"9us\" }}\n[transport]\nkind = \"pl2\"\n"
     );
     let sc = Scenario::parse(&text, Path::new(".")).unwrap();
     let dirs: Vec<_> = (0..2)

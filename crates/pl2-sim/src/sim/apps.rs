@@ -19,9 +19,10 @@ pub(crate) enum AppTag {
     /// The request / response of RPC connection `i`.
     Request(u32),
     Response(u32),
-    /// A push of shuffle `ps` to its `j`-th server, a pull of shuffle `ps`.
-    Push { ps: u32, j: u32 },
-    Pull { ps: u32 },
+    /// A push of shuffle `ps` from its `w`-th worker to its `j`-th server, a pull to its
+    /// `w`-th worker.
+    Push { ps: u32, j: u32, w: u32 },
+    Pull { ps: u32, w: u32 },
 }
 
 /// What an `Ev::App(i)` event is about.
@@ -29,8 +30,10 @@ pub(crate) enum AppTag {
 pub(crate) enum AppEv {
     /// RPC connection `i` ends its wait (the first start, a service or a think time).
     Conn(u32),
-    /// Shuffle `ps` starts its next iteration.
+    /// Shuffle `ps` starts its next iteration on every worker (global barrier).
     Iteration(u32),
+    /// Worker `w` of shuffle `ps` starts its next iteration (per-worker barrier).
+    WorkerStart { ps: u32, w: u32 },
     /// Server `j` of shuffle `ps` sends its pulls.
     Pull { ps: u32, j: u32 },
 }
@@ -63,17 +66,32 @@ struct RpcApp {
     conns_active: u32,
 }
 
+/// An iteration some worker has started and not every worker has finished.
+struct OpenIteration {
+    rec: IterationRecord,
+    pushes_left: u64,
+    workers_done: u32,
+}
+
 struct PsApp {
     spec: PsShuffleSpec,
     rng: SimRng,
-    iteration: u32,
+    /// Event that starts an iteration on every worker (global barrier) or on worker `w`
+    /// (`worker_events[w]`, per-worker barrier); server `j`'s pull event.
     start_event: u32,
+    worker_events: Vec<u32>,
     pull_events: Vec<u32>,
-    rec: Option<IterationRecord>,
-    /// Transfers of the current iteration not yet delivered (pushes and pulls).
-    outstanding: u64,
-    pushes_left: Vec<u64>,
-    pushes_left_total: u64,
+    /// Messages each chunk travels as (per server).
+    msgs: Vec<u64>,
+    /// Each worker's current iteration, and its transfers in it not yet delivered (its
+    /// pushes, or with `pull` its pulls).
+    worker_iter: Vec<u32>,
+    worker_left: Vec<u64>,
+    /// Pushes server `j` still waits for before it sends its pulls.
+    server_left: Vec<u64>,
+    /// Iterations started and not finished, oldest first (`open[0]` is iteration `base`).
+    open: std::collections::VecDeque<OpenIteration>,
+    base: u32,
 }
 
 /// The state of every application workload.
@@ -138,24 +156,31 @@ impl Apps {
                     let ps = a.ps.len() as u32;
                     let start_event = a.events.len() as u32;
                     a.events.push(AppEv::Iteration(ps));
-                    initial.push((s.start, start_event));
-                    let pull_events = (0..s.servers.len() as u32)
-                        .map(|j| {
-                            a.events.push(AppEv::Pull { ps, j });
-                            a.events.len() as u32 - 1
-                        })
-                        .collect();
-                    let n_servers = s.servers.len();
+                    let mut ev = |e: AppEv| {
+                        a.events.push(e);
+                        a.events.len() as u32 - 1
+                    };
+                    let worker_events: Vec<u32> = (0..s.workers.len() as u32).map(|w| ev(AppEv::WorkerStart { ps, w })).collect();
+                    let pull_events = (0..s.servers.len() as u32).map(|j| ev(AppEv::Pull { ps, j })).collect();
+                    if s.per_worker {
+                        initial.extend(worker_events.iter().map(|&e| (s.start, e)));
+                    } else {
+                        initial.push((s.start, start_event));
+                    }
+                    let msgs: Vec<u64> = (0..s.servers.len()).map(|j| s.split(s.chunk_bytes(j)).0).collect();
+                    let w = s.workers.len() as u64;
                     a.ps.push(PsApp {
-                        spec: s,
                         rng,
-                        iteration: 0,
                         start_event,
+                        worker_events,
                         pull_events,
-                        rec: None,
-                        outstanding: 0,
-                        pushes_left: vec![0; n_servers],
-                        pushes_left_total: 0,
+                        worker_iter: vec![0; s.workers.len()],
+                        worker_left: vec![0; s.workers.len()],
+                        server_left: msgs.iter().map(|n| w * n).collect(),
+                        msgs,
+                        open: Default::default(),
+                        base: 0,
+                        spec: s,
                     });
                 }
             }
@@ -179,7 +204,12 @@ impl Simulation {
     pub(crate) fn on_app_event(&mut self, i: u32) {
         match self.apps.events[i as usize] {
             AppEv::Conn(c) => self.conn_wakes(c),
-            AppEv::Iteration(ps) => self.ps_start_iteration(ps),
+            AppEv::Iteration(ps) => {
+                for w in 0..self.apps.ps[ps as usize].spec.workers.len() as u32 {
+                    self.ps_worker_start(ps, w);
+                }
+            }
+            AppEv::WorkerStart { ps, w } => self.ps_worker_start(ps, w),
             AppEv::Pull { ps, j } => self.ps_send_pulls(ps, j),
         }
     }
@@ -210,31 +240,30 @@ impl Simulation {
                 let ev = conn.event;
                 self.events.push(now + think, Ev::App(ev));
             }
-            AppTag::Push { ps, j } => {
+            AppTag::Push { ps, j, w } => {
                 let p = &mut self.apps.ps[ps as usize];
-                p.outstanding -= 1;
-                p.pushes_left[j as usize] -= 1;
-                p.pushes_left_total -= 1;
-                if p.pushes_left_total == 0 {
-                    if let Some(r) = p.rec.as_mut() {
-                        r.push_done = Some(now);
+                // A worker's pushes of iteration k all arrive before it starts k + 1.
+                let k = p.worker_iter[w as usize];
+                let it = &mut p.open[(k - p.base) as usize];
+                it.pushes_left -= 1;
+                if it.pushes_left == 0 {
+                    it.rec.push_done = Some(now);
+                }
+                if p.spec.pull {
+                    // Server j gets every push of iteration k before any of k + 1 (a
+                    // worker starts k + 1 only after every server's pull of k).
+                    let left = &mut p.server_left[j as usize];
+                    *left -= 1;
+                    if *left == 0 {
+                        *left = p.spec.workers.len() as u64 * p.msgs[j as usize];
+                        let ev = p.pull_events[j as usize];
+                        self.events.push(now, Ev::App(ev));
                     }
-                }
-                if p.spec.pull && p.pushes_left[j as usize] == 0 {
-                    let ev = p.pull_events[j as usize];
-                    self.events.push(now, Ev::App(ev));
-                }
-                if p.outstanding == 0 {
-                    self.ps_iteration_done(ps);
+                } else {
+                    self.ps_worker_progress(ps, w);
                 }
             }
-            AppTag::Pull { ps } => {
-                let p = &mut self.apps.ps[ps as usize];
-                p.outstanding -= 1;
-                if p.outstanding == 0 {
-                    self.ps_iteration_done(ps);
-                }
-            }
+            AppTag::Pull { ps, w } => self.ps_worker_progress(ps, w),
         }
     }
 
@@ -300,34 +329,36 @@ impl Simulation {
         n
     }
 
-    fn ps_start_iteration(&mut self, ps: u32) {
+    /// Worker `w` starts its next iteration: it pushes chunk `j` to every server `j`.
+    fn ps_worker_start(&mut self, ps: u32, w: u32) {
+        let now = self.now;
         let p = &mut self.apps.ps[ps as usize];
-        // The spec is cloned once per iteration (not per message or frame).
-        let spec = p.spec.clone();
-        let w = spec.workers.len() as u64;
-        let mut pulls = 0;
-        for j in 0..spec.servers.len() {
-            let (n, _) = spec.split(spec.chunk_bytes(j));
-            p.pushes_left[j] = w * n;
-            pulls += w * n;
+        let k = p.worker_iter[w as usize];
+        if k - p.base == p.open.len() as u32 {
+            let n = p.spec.workers.len() as u64;
+            let mult = if p.spec.pull { 2 } else { 1 };
+            p.open.push_back(OpenIteration {
+                rec: IterationRecord {
+                    workload: p.spec.label,
+                    iteration: k,
+                    start: now,
+                    push_done: None,
+                    finish: None,
+                    bytes: p.spec.gradient_bytes * n * mult,
+                },
+                pushes_left: n * p.msgs.iter().sum::<u64>(),
+                workers_done: 0,
+            });
         }
-        p.pushes_left_total = pulls;
-        p.outstanding = if spec.pull { 2 * pulls } else { pulls };
-        let mult = if spec.pull { 2 } else { 1 };
-        p.rec = Some(IterationRecord {
-            workload: spec.label,
-            iteration: p.iteration,
-            start: self.now,
-            push_done: None,
-            finish: None,
-            bytes: spec.gradient_bytes * w * mult,
-        });
+        // Its pushes, or with pull the pulls it gets back: one chunk per server either way.
+        p.worker_left[w as usize] = p.msgs.iter().sum();
+        // The spec is cloned once per worker and iteration (not per message or frame).
+        let spec = p.spec.clone();
+        let worker = spec.workers[w as usize];
         let k = spec.threads_per_flow;
-        for &worker in &spec.workers {
-            for (j, &server) in spec.servers.iter().enumerate() {
-                let first = spec.first_thread + j as u16 * k;
-                self.ps_transfer(&spec, worker, server, spec.chunk_bytes(j), first, AppTag::Push { ps, j: j as u32 });
-            }
+        for (j, &server) in spec.servers.iter().enumerate() {
+            let first = spec.first_thread + j as u16 * k;
+            self.ps_transfer(&spec, worker, server, spec.chunk_bytes(j), first, AppTag::Push { ps, j: j as u32, w });
         }
     }
 
@@ -337,23 +368,45 @@ impl Simulation {
         let k = spec.threads_per_flow;
         for (w, &worker) in spec.workers.iter().enumerate() {
             let first = spec.first_thread + w as u16 * k;
-            self.ps_transfer(&spec, server, worker, spec.chunk_bytes(j as usize), first, AppTag::Pull { ps });
+            self.ps_transfer(&spec, server, worker, spec.chunk_bytes(j as usize), first, AppTag::Pull { ps, w: w as u32 });
         }
     }
 
-    fn ps_iteration_done(&mut self, ps: u32) {
+    /// One of worker `w`'s transfers of its current iteration was delivered.
+    fn ps_worker_progress(&mut self, ps: u32, w: u32) {
         let now = self.now;
         let p = &mut self.apps.ps[ps as usize];
-        let mut rec = p.rec.take().expect("an iteration is running");
-        rec.finish = Some(now);
-        self.records.iterations.push(rec);
-        p.iteration += 1;
-        if p.iteration < p.spec.iterations {
+        let wi = w as usize;
+        p.worker_left[wi] -= 1;
+        if p.worker_left[wi] > 0 {
+            return;
+        }
+        // Worker w finished iteration k.
+        let k = p.worker_iter[wi];
+        p.worker_iter[wi] += 1;
+        let it = &mut p.open[(k - p.base) as usize];
+        it.workers_done += 1;
+        let all_done = it.workers_done == p.spec.workers.len() as u32;
+        let more = k + 1 < p.spec.iterations;
+        if p.spec.per_worker && more {
             let gap = p.spec.compute.sample(&mut p.rng);
-            let ev = p.start_event;
+            let ev = p.worker_events[wi];
             self.events.push(now + gap, Ev::App(ev));
-        } else {
-            self.apps.active -= 1;
+        }
+        if all_done {
+            // Iterations finish in order: a worker finishes k before it starts k + 1.
+            debug_assert_eq!(k, p.base);
+            let mut done = p.open.pop_front().expect("iteration k is open");
+            p.base += 1;
+            done.rec.finish = Some(now);
+            self.records.iterations.push(done.rec);
+            if !more {
+                self.apps.active -= 1;
+            } else if !p.spec.per_worker {
+                let gap = p.spec.compute.sample(&mut p.rng);
+                let ev = p.start_event;
+                self.events.push(now + gap, Ev::App(ev));
+            }
         }
     }
 
@@ -365,9 +418,7 @@ impl Simulation {
             }
         }
         for p in &mut self.apps.ps {
-            if let Some(r) = p.rec.take() {
-                self.records.iterations.push(r);
-            }
+            self.records.iterations.extend(p.open.drain(..).map(|o| o.rec));
         }
     }
 }

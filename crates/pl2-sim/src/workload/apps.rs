@@ -50,11 +50,13 @@ pub struct RpcSpec {
 
 /// A synchronous parameter-server shuffle. `gradient_bytes` is split into one chunk per
 /// server, byte-balanced (the first `gradient_bytes % servers` chunks one byte larger).
-/// Iteration `k` starts at once on every worker: each worker pushes chunk `j` to server
-/// `j`, for all servers at once. With `pull`, a server that has every worker's push
-/// sends its chunk back to every worker at once. The iteration ends when the last
-/// transfer is delivered (the last pull, or the last push without `pull`); the next
-/// starts after a compute time drawn from `compute`. A chunk travels as messages of at
+/// In an iteration each worker pushes chunk `j` to server `j`, for all servers at once.
+/// With `pull`, a server that has every worker's push sends its chunk back to every
+/// worker at once. A worker is done with the iteration when its pulls are delivered
+/// (without `pull`: its pushes). With the global barrier every worker starts iteration
+/// `k + 1` a compute time (drawn from `compute`) after the last worker is done with `k`;
+/// with `per_worker`, each worker starts it a compute time after it is done itself.
+/// Iteration `k` runs from its first worker's start to its last worker's end. A chunk travels as messages of at
 /// most `message_bytes` (none: one message) spread round-robin over
 /// `threads_per_flow` threads: worker thread `first_thread + j * threads_per_flow + q`
 /// carries its pushes to server `j`, server thread `first_thread + w * threads_per_flow
@@ -67,6 +69,9 @@ pub struct PsShuffleSpec {
     pub iterations: u32,
     pub gradient_bytes: u64,
     pub pull: bool,
+    /// Each worker starts its next iteration when it is done (instead of when every
+    /// worker is).
+    pub per_worker: bool,
     pub message_bytes: Option<u64>,
     pub threads_per_flow: u16,
     pub first_thread: u16,
@@ -307,6 +312,7 @@ mod tests {
             iterations: 3,
             gradient_bytes: VGG16_GRADIENT_BYTES,
             pull: false,
+            per_worker: false,
             message_bytes: None,
             threads_per_flow: 1,
             first_thread: 0,

@@ -156,6 +156,7 @@ fn ps(gradient: u64, pull: bool, message: Option<u64>, k: u16) -> PsShuffleSpec 
         iterations: 3,
         gradient_bytes: gradient,
         pull,
+        per_worker: false,
         message_bytes: message,
         threads_per_flow: k,
         first_thread: 0,
@@ -250,6 +251,7 @@ fn det_run(seed: u64) -> String {
                 servers: vec![5],
                 gradient_bytes: 1_000_000,
                 compute: DelayDist::Uniform { min: Duration::ZERO, max: Duration::from_us(5) },
+                per_worker: true,
                 ..ps(0, true, Some(100_000), 2)
             }),
         ],
@@ -277,4 +279,54 @@ fn threads_shared_with_a_persistent_stream_are_refused() {
     let sp = with_apps(net2(1), TransportConfig::default(), vec![AppSpec::Rpc(rpc(2, 1, DelayDist::default()))]);
     let e = pl2_sim::sim::Simulation::new(sp).err().unwrap().to_string();
     assert!(e.contains("concurrency = 2: needs threads 0..2 but hosts have 1"), "{e}");
+}
+
+/// Two workers, h0 on 100 Gbps and h1 on 25 Gbps, and one server h2.
+fn uneven_workers() -> NetworkConfig {
+    use pl2_sim::config::CustomLink;
+    let link = |h: &str, g: u64| CustomLink { a: h.into(), b: "s0".into(), rate: Some(BitsPerSec::gbps(g)), delay: None };
+    let mut net = NetworkConfig {
+        topology: TopologyConfig::Custom { hosts: 3, switches: 1, links: vec![link("h0", 100), link("h1", 25), link("h2", 100)] },
+        ..Default::default()
+    };
+    net.host.threads = 2;
+    net
+}
+
+#[test]
+fn per_worker_barrier_lets_a_fast_worker_run_ahead() {
+    for pull in [false, true] {
+        let mut times = vec![];
+        for per_worker in [false, true] {
+            let spec = PsShuffleSpec { workers: vec![0, 1], servers: vec![2], iterations: 6, per_worker, ..ps(2_000_000, pull, None, 1) };
+            let r = records(with_apps(uneven_workers(), TransportConfig::default(), vec![AppSpec::PsShuffle(spec)]));
+            assert_eq!(r.iterations.len(), 6);
+            let its = &r.iterations;
+            // Each worker's pushes of iteration k + 1 start when it is done with k: its
+            // last push delivered (or last pull delivered, with pull).
+            for w in [0, 1] {
+                let mut mine: Vec<_> = r.messages.iter().filter(|m| m.src == w || (pull && m.dst == w)).collect();
+                mine.sort_by_key(|m| m.start);
+                let per_iter = if pull { 2 } else { 1 };
+                for k in 1..6 {
+                    let prev_done = mine[(k - 1) * per_iter..k * per_iter].iter().map(|m| m.finish.unwrap()).max().unwrap();
+                    let next = mine[k * per_iter].start;
+                    if per_worker {
+                        assert_eq!(next, prev_done, "pull {pull}: worker {w} starts k = {k} when it is done with k - 1");
+                    } else {
+                        assert_eq!(next, its[k].start);
+                        assert_eq!(its[k].start, its[k - 1].finish.unwrap(), "global barrier");
+                    }
+                }
+            }
+            if per_worker && !pull {
+                // Without pull nothing holds the fast worker back: iterations overlap.
+                assert!(its[1].start < its[0].finish.unwrap());
+            }
+            times.push(its[5].finish.unwrap().0);
+        }
+        // The slow worker's 25 Gbps uplink bounds both from below.
+        let slow = BitsPerSec::gbps(25).tx_time(6 * wire(2_000_000, None)).0;
+        assert!(times.iter().all(|&t| t >= slow), "pull {pull}: {times:?} vs {slow}");
+    }
 }
