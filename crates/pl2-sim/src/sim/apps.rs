@@ -318,15 +318,13 @@ impl Simulation {
 
     /// Sends `bytes` from `src` to `dst` as the shuffle's messages, round-robin over
     /// threads `first..first + k`.
-    #[allow(clippy::too_many_arguments)]
-    fn ps_transfer(&mut self, spec: &PsShuffleSpec, src: u32, dst: u32, bytes: u64, first: u16, tag: AppTag) -> u64 {
+    fn ps_transfer(&mut self, spec: &PsShuffleSpec, src: u32, dst: u32, bytes: u64, first: u16, tag: AppTag) {
         let (n, m) = spec.split(bytes);
         let k = u64::from(spec.threads_per_flow);
         for q in 0..n {
             let size = if q + 1 == n { bytes - m * (n - 1) } else { m };
             self.app_message(src, dst, size, first + (q % k) as u16, spec.priority, tag);
         }
-        n
     }
 
     /// Worker `w` starts its next iteration: it pushes chunk `j` to every server `j`.
