@@ -19,6 +19,7 @@ from pl2.store import open_store
 #: Figures pl2 can reproduce: name -> module in this package.
 FIGURES: dict[str, str] = {
     "fig1": "pl2.reproduce.fig1",
+    "fig7": "pl2.reproduce.fig7",
     "fig9": "pl2.reproduce.fig9",
     "fig10": "pl2.reproduce.fig10",
     "k_t": "pl2.reproduce.k_t",
@@ -26,12 +27,11 @@ FIGURES: dict[str, str] = {
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.
 NOT_YET: dict[str, str] = {
-    "fig3_4": "memcached with TCP background (§6.1, §6.2.1): needs the memcached closed-loop GET application "
-    "(64 B keys, 1/4 KiB values, request concurrency, a service time calibrated on the no-background point); the TCP "
-    "transport (`kind = \"tcp\"`, Cubic) exists, the application does not",
-    "fig5_6": "memcached with UDP background (§6.2.2): needs the memcached application and UDP background senders",
-    "fig7": "VGG16 training shuffle (§6.2.3): needs the parameter-server application (4 workers, 2 servers, "
-    "byte-balanced 553,430,176 B gradient chunks, 100 iterations)",
+    "fig3_4": "memcached with TCP background (§6.1, §6.2.1): the memcached application exists (`kind = \"rpc\"`, "
+    "examples/memcached-rpc.toml, experiments/apps/) but the paper runs memcached and its background over TCP over "
+    "PL2 (VMA), which pl2 does not have yet; a service time must also be calibrated on the no-background point",
+    "fig5_6": "memcached with UDP background (§6.2.2): needs TCP over PL2 for memcached (the application exists, "
+    "`kind = \"rpc\"`)",
     "fig8": "W3–W5 trace replay, 3-way incast (§6.3): needs the fixed-pool trace-replay application "
     "(Poisson arrivals served by a fixed pool of 11 sending threads per server, one-way latency including the wait "
     "for a thread) and a load sweep (the paper does not give W3–W5's offered load)",
