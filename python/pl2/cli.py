@@ -106,6 +106,24 @@ def summary_table(result: RunResult) -> Table:
         ("goodput, all hosts (Gbps)", fmt_num(sum((s.get("goodput_gbps") or {}).values()), 4)),
         ("drops (frames)", str(sum((s.get("drops") or {}).values()))),
     ]
+    r = s.get("rpcs")
+    if r:
+        rl = r.get("latency_ps") or {}
+        rows += [
+            ("RPCs (finished / count)", f"{r.get('finished', '–')} / {r.get('count', '–')}"),
+            ("RPC latency p50 (µs)", fmt_us(rl.get("p50"))),
+            ("RPC latency p99 (µs)", fmt_us(rl.get("p99"))),
+            ("transactions / s", fmt_num(r.get("tps"), 6)),
+        ]
+    it = s.get("iterations")
+    if it:
+        tl = it.get("time_ps") or {}
+        rows += [
+            ("iterations (finished / count)", f"{it.get('finished', '–')} / {it.get('count', '–')}"),
+            ("iteration time mean (ms)", fmt_num(tl["mean_finished"] / 1e9 if tl.get("mean_finished") else None, 4)),
+            ("iteration time p99 (ms)", fmt_num(tl["p99"] / 1e9 if tl.get("p99") else None, 4)),
+            ("iterations total (s)", fmt_num(it.get("total_ps", 0) / 1e12, 4)),
+        ]
     for k, v in rows:
         t.add_row(k, v)
     return t

@@ -120,6 +120,18 @@ class RunResult:
         return self.table("probes")
 
     @property
+    def rpcs(self) -> pl.DataFrame:
+        """One row per RPC of `kind = "rpc"` workloads: client, server, thread, the
+        request and response message ids, the step times and the two-way latency (ps)."""
+        return self.table("rpcs")
+
+    @property
+    def iterations(self) -> pl.DataFrame:
+        """One row per iteration of `kind = "ps_shuffle"` workloads: start, end of the
+        push phase, end and the times (ps)."""
+        return self.table("iterations")
+
+    @property
     def scenario(self) -> str:
         """The canonical scenario TOML this run used."""
         return str(self.summary.get("scenario", ""))

@@ -11,8 +11,8 @@ use pl2_sim::rng::SimRng;
 use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source};
 use pl2_sim::units::{BitsPerSec, SimTime};
 use pl2_sim::workload::{
-    all_to_all, incast, outcast, permutation, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
-    PoissonParams, PoissonSource, SizeCdf, WorkloadError,
+    all_to_all, incast, outcast, permutation, AppSpec, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
+    PoissonParams, PoissonSource, PsShuffleSpec, RpcSpec, SizeCdf, WorkloadError,
 };
 use std::path::Path;
 
@@ -40,6 +40,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
     let end = SimTime(sc.run.duration.0);
     let mut sources = Vec::new();
     let mut persistent = Vec::new();
+    let mut apps = Vec::new();
     for (i, w) in sc.workloads.iter().enumerate() {
         let at = |f: &str| format!("workload[{i}].{f}");
         let hosts = |set: &crate::workload_spec::HostSet, f: &str| {
@@ -144,6 +145,44 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     }
                 }
             }
+            WorkloadConfig::Rpc(r) => {
+                let spec = RpcSpec {
+                    label: i as u32,
+                    clients: hosts(&r.clients, "clients")?,
+                    servers: hosts(&r.servers, "servers")?,
+                    concurrency: r.concurrency,
+                    first_thread: r.first_thread,
+                    request_bytes: r.request_size.0,
+                    response_bytes: r.response_size.0,
+                    service: r.service.clone(),
+                    think: r.think.clone(),
+                    start: SimTime(r.start.0),
+                    stop: r.stop.map(|s| SimTime(s.0)),
+                    count: r.count,
+                    priority: r.priority,
+                };
+                spec.validate(n, net.host.threads).map_err(|e| app_err(i, e))?;
+                apps.push(AppSpec::Rpc(spec));
+            }
+            WorkloadConfig::PsShuffle(p) => {
+                let spec = PsShuffleSpec {
+                    label: i as u32,
+                    workers: hosts(&p.workers, "workers")?,
+                    servers: hosts(&p.servers, "servers")?,
+                    iterations: p.iterations,
+                    gradient_bytes: p.gradient_size.0,
+                    pull: p.pull,
+                    per_worker: p.barrier == crate::workload_spec::Barrier::Worker,
+                    message_bytes: p.message_size.map(|b| b.0),
+                    threads_per_flow: p.threads_per_flow,
+                    first_thread: p.first_thread,
+                    compute: p.compute.clone(),
+                    start: SimTime(p.start.0),
+                    priority: p.priority,
+                };
+                spec.validate(n, net.host.threads).map_err(|e| app_err(i, e))?;
+                apps.push(AppSpec::PsShuffle(spec));
+            }
             WorkloadConfig::List { file } => {
                 let path = base_dir.join(file);
                 let list = MessageList::from_file(&path).map_err(|e| werr(&at("file"), e))?;
@@ -158,9 +197,20 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
         seed: sc.seed,
         sources,
         persistent,
+        apps,
         faults: sc.faults.clone(),
         metrics: sc.metrics.clone(),
     })
+}
+
+/// An application's parameter error, at the path of the field it names.
+fn app_err(i: usize, e: WorkloadError) -> ScenarioError {
+    match e {
+        WorkloadError::Param { field, value, problem, fix } => {
+            ScenarioError::field(&format!("workload[{i}].{field}"), value, problem, fix)
+        }
+        other => werr(&format!("workload[{i}]"), other),
+    }
 }
 
 fn check_size(size: u64, path: &str) -> Result<(), ScenarioError> {

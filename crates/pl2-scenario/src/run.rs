@@ -45,7 +45,10 @@ pub fn run_scenario(
     let end = SimTime(sc.run.duration.0);
     let slice = (end.0 / 200).max(1_000_000);
     let w = Window { from: SimTime(sc.run.warmup.0), until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0) };
-    let mut col = Collector::new(w, sim.host_count());
+    use crate::workload_spec::WorkloadConfig;
+    let has = |f: fn(&WorkloadConfig) -> bool| sc.workloads.iter().any(f);
+    let mut col = Collector::new(w, sim.host_count())
+        .with_app_tables(has(|x| matches!(x, WorkloadConfig::Rpc(_))), has(|x| matches!(x, WorkloadConfig::PsShuffle(_))));
     let wall0 = std::time::Instant::now();
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;

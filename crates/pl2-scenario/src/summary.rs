@@ -32,6 +32,44 @@ fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
     })
 }
 
+/// RPCs started in the window: count, two-way latency; transactions per second from the
+/// responses delivered in the window. `null` without RPC workloads.
+fn rpc_summary(col: &Collector, span_s: f64) -> Value {
+    let r = &col.window_rpcs;
+    if r.is_empty() && col.window_rpc_completions == 0 {
+        return Value::Null;
+    }
+    let unfinished = r.iter().filter(|x| x.is_none()).count();
+    let lat: Vec<f64> = r.iter().flatten().map(|&l| l as f64).collect();
+    json!({
+        "count": r.len(),
+        "finished": r.len() - unfinished,
+        "unfinished": unfinished,
+        "completed_in_window": col.window_rpc_completions,
+        "tps": if span_s > 0.0 { Some(col.window_rpc_completions as f64 / span_s) } else { None },
+        "latency_ps": stats(lat, unfinished),
+    })
+}
+
+/// Shuffle iterations started in the window: count, time per iteration, their total.
+/// `null` without shuffles.
+fn iteration_summary(col: &Collector) -> Value {
+    let it = &col.window_iterations;
+    if it.is_empty() {
+        return Value::Null;
+    }
+    let unfinished = it.iter().filter(|x| x.is_none()).count();
+    let times: Vec<f64> = it.iter().flatten().map(|&t| t as f64).collect();
+    let total: u64 = it.iter().flatten().sum();
+    json!({
+        "count": it.len(),
+        "finished": it.len() - unfinished,
+        "unfinished": unfinished,
+        "time_ps": stats(times, unfinished),
+        "total_ps": total,
+    })
+}
+
 pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> Value {
     let msgs = &col.window_messages;
     let unfinished = msgs.iter().filter(|m| m.1.is_none()).count();
@@ -88,6 +126,8 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
             "latency_ps": stats(lat, unfinished),
             "slowdown": stats(sd, unfinished),
         },
+        "rpcs": rpc_summary(col, span_s),
+        "iterations": iteration_summary(col),
         "goodput_gbps": goodput,
         "drops": drops,
         "max_queue_bytes": maxq,

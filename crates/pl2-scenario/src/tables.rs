@@ -1,8 +1,9 @@
 //! Result tables. Records drained from the simulation are appended to plain columns
 //! (compact, no per-row objects) and handed to a [`TableSink`] as Arrow record batches
 //! whenever enough rows accumulate, so a long run's memory stays bounded when the sink
-//! streams to files: `messages`, `drops`, `ports`, `goodput`, `trace`, `probes`. Column
-//! names carry their units.
+//! streams to files: `messages`, `drops`, `ports`, `goodput`, `trace`, `probes`, and,
+//! for runs with application workloads, `rpcs` (closed-loop RPCs) and `iterations`
+//! (parameter-server shuffle iterations). Column names carry their units.
 
 use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder};
 use arrow_array::{ArrayRef, RecordBatch};
@@ -63,6 +64,17 @@ pub struct Collector {
     goodput: Vec<(u32, u64, u64)>,
     trace: Vec<pl2_sim::metrics::TraceRecord>,
     probes: Vec<pl2_sim::metrics::ProbeRecord>,
+    rpcs: Vec<pl2_sim::metrics::RpcRecord>,
+    iterations: Vec<pl2_sim::metrics::IterationRecord>,
+    /// Write the `rpcs` / `iterations` tables even when empty.
+    rpc_table: bool,
+    iteration_table: bool,
+    /// Latency (None if unfinished) of every RPC started in the window.
+    pub window_rpcs: Vec<Option<u64>>,
+    /// RPCs whose response was delivered inside the window.
+    pub window_rpc_completions: u64,
+    /// Time (None if unfinished) of every iteration started in the window.
+    pub window_iterations: Vec<Option<u64>>,
     /// (size, latency or None if unfinished, slowdown) of every message in the window.
     pub window_messages: Vec<(u64, Option<u64>, Option<f64>)>,
     /// Payload bytes delivered per host in windows starting inside the measurement window.
@@ -82,13 +94,44 @@ impl Collector {
             goodput: Vec::new(),
             trace: Vec::new(),
             probes: Vec::new(),
+            rpcs: Vec::new(),
+            iterations: Vec::new(),
+            rpc_table: false,
+            iteration_table: false,
+            window_rpcs: Vec::new(),
+            window_rpc_completions: 0,
+            window_iterations: Vec::new(),
             window_messages: Vec::new(),
             window_goodput: vec![0; hosts as usize],
         }
     }
 
+    /// Always writes the `rpcs` table (the run has RPC workloads) and the `iterations`
+    /// table (it has shuffles), even if they stay empty.
+    pub fn with_app_tables(mut self, rpcs: bool, iterations: bool) -> Collector {
+        self.rpc_table = rpcs;
+        self.iteration_table = iterations;
+        self
+    }
+
     pub fn ingest(&mut self, r: Records) {
         let w = self.window;
+        let inside = |t: SimTime| t >= w.from && t < w.until;
+        for x in &r.rpcs {
+            if inside(x.start) {
+                self.window_rpcs.push(x.finish.map(|f| f.0 - x.start.0));
+            }
+            if x.finish.is_some_and(inside) {
+                self.window_rpc_completions += 1;
+            }
+        }
+        self.rpcs.extend(r.rpcs);
+        for x in &r.iterations {
+            if inside(x.start) {
+                self.window_iterations.push(x.finish.map(|f| f.0 - x.start.0));
+            }
+        }
+        self.iterations.extend(r.iterations);
         let m = &mut self.msgs;
         for x in r.messages {
             if x.start >= w.from && x.start < w.until {
@@ -131,7 +174,7 @@ impl Collector {
     }
 
     fn rows(&self) -> usize {
-        self.msgs.id.len() + self.drops.time.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
+        self.msgs.id.len() + self.rpcs.len() + self.iterations.len() + self.drops.time.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
     }
 
     /// Hands the buffered rows to `sink` if there are many of them (or `force`).
@@ -150,6 +193,15 @@ impl Collector {
         ];
         for (name, b) in batches {
             if force || b.num_rows() > 0 {
+                sink.write(name, b)?;
+            }
+        }
+        let apps = [
+            ("rpcs", rpcs_batch(&std::mem::take(&mut self.rpcs), w), self.rpc_table),
+            ("iterations", iterations_batch(&std::mem::take(&mut self.iterations), w), self.iteration_table),
+        ];
+        for (name, b, always) in apps {
+            if (force && always) || b.num_rows() > 0 {
                 sink.write(name, b)?;
             }
         }
@@ -246,6 +298,96 @@ fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
             Arc::new(b.finish()) as ArrayRef
         }))
         .collect(),
+    )
+}
+
+fn opt_u64s(v: impl Iterator<Item = Option<u64>>) -> ArrayRef {
+    let mut b = UInt64Builder::new();
+    v.for_each(|x| b.append_option(x));
+    Arc::new(b.finish())
+}
+
+fn bools(v: impl Iterator<Item = bool>) -> ArrayRef {
+    let mut b = BooleanBuilder::new();
+    v.for_each(|x| b.append_value(x));
+    Arc::new(b.finish())
+}
+
+fn in_window(t: SimTime, w: Window) -> bool {
+    t >= w.from && t < w.until
+}
+
+/// One row per RPC (in completion order, unfinished ones last): its two messages, the
+/// times of its four steps and its two-way latency.
+fn rpcs_batch(rows: &[pl2_sim::metrics::RpcRecord], w: Window) -> RecordBatch {
+    let mut thread = UInt16Builder::new();
+    rows.iter().for_each(|r| thread.append_value(r.thread));
+    let lat = |r: &pl2_sim::metrics::RpcRecord| r.finish.map(|f| f.0 - r.start.0);
+    let mut sd = Float64Builder::new();
+    rows.iter().for_each(|r| sd.append_option(lat(r).map(|l| slowdown(l, r.ideal.0))));
+    batch(
+        vec![
+            ("workload", DataType::UInt32, false),
+            ("id", DataType::UInt64, false),
+            ("client", DataType::UInt32, false),
+            ("server", DataType::UInt32, false),
+            ("thread", DataType::UInt16, false),
+            ("request_id", DataType::UInt64, false),
+            ("response_id", DataType::UInt64, true),
+            ("start_ps", DataType::UInt64, false),
+            ("request_done_ps", DataType::UInt64, true),
+            ("response_start_ps", DataType::UInt64, true),
+            ("finish_ps", DataType::UInt64, true),
+            ("latency_ps", DataType::UInt64, true),
+            ("ideal_ps", DataType::UInt64, false),
+            ("slowdown", DataType::Float64, true),
+            ("in_window", DataType::Boolean, false),
+        ],
+        vec![
+            u32s(rows.iter().map(|r| r.workload)),
+            u64s(rows.iter().map(|r| r.id)),
+            u32s(rows.iter().map(|r| r.client)),
+            u32s(rows.iter().map(|r| r.server)),
+            Arc::new(thread.finish()),
+            u64s(rows.iter().map(|r| r.request_id)),
+            opt_u64s(rows.iter().map(|r| r.response_id)),
+            u64s(rows.iter().map(|r| r.start.0)),
+            opt_u64s(rows.iter().map(|r| r.request_done.map(|t| t.0))),
+            opt_u64s(rows.iter().map(|r| r.response_start.map(|t| t.0))),
+            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0))),
+            opt_u64s(rows.iter().map(lat)),
+            u64s(rows.iter().map(|r| r.ideal.0)),
+            Arc::new(sd.finish()),
+            bools(rows.iter().map(|r| in_window(r.start, w))),
+        ],
+    )
+}
+
+/// One row per shuffle iteration: start, end of the push phase, end, and the times.
+fn iterations_batch(rows: &[pl2_sim::metrics::IterationRecord], w: Window) -> RecordBatch {
+    batch(
+        vec![
+            ("workload", DataType::UInt32, false),
+            ("iteration", DataType::UInt32, false),
+            ("start_ps", DataType::UInt64, false),
+            ("push_done_ps", DataType::UInt64, true),
+            ("finish_ps", DataType::UInt64, true),
+            ("push_time_ps", DataType::UInt64, true),
+            ("time_ps", DataType::UInt64, true),
+            ("bytes", DataType::UInt64, false),
+            ("in_window", DataType::Boolean, false),
+        ],
+        vec![
+            u32s(rows.iter().map(|r| r.workload)),
+            u32s(rows.iter().map(|r| r.iteration)),
+            u64s(rows.iter().map(|r| r.start.0)),
+            opt_u64s(rows.iter().map(|r| r.push_done.map(|t| t.0))),
+            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0))),
+            opt_u64s(rows.iter().map(|r| r.push_done.map(|t| t.0 - r.start.0))),
+            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0 - r.start.0))),
+            u64s(rows.iter().map(|r| r.bytes)),
+            bools(rows.iter().map(|r| in_window(r.start, w))),
+        ],
     )
 }
 

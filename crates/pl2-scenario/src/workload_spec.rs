@@ -188,4 +188,176 @@ pub enum WorkloadConfig {
     },
     /// Messages from a CSV file `time,src,dst,size,thread,priority` (see the user guide).
     List { file: String },
+    /// Closed-loop request/response traffic (the PL2 paper's memcached GETs, §6.1):
+    /// each client keeps `concurrency` requests outstanding, one per connection and
+    /// thread; a server answers after a service time. Results: the `rpcs` table and
+    /// `rpcs` in the summary (two-way latency, transactions per second).
+    Rpc(RpcWorkload),
+    /// A synchronous parameter-server shuffle (the PL2 paper's VGG16 training, §6.2.3):
+    /// every worker pushes its gradient chunk to every server at once, optionally the
+    /// servers send the updated chunks back, then the next iteration starts. Results:
+    /// the `iterations` table and `iterations` in the summary.
+    PsShuffle(PsShuffleWorkload),
+}
+
+/// A delay distribution, a duration or a table, checked later by the application's
+/// validation (so the error names the field: serde loses the path inside workloads).
+fn delay_unchecked<'de, D: Deserializer<'de>>(d: D) -> Result<pl2_sim::dist::DelayDist, D::Error> {
+    struct V;
+    impl<'de> de::Visitor<'de> for V {
+        type Value = pl2_sim::dist::DelayDist;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a duration such as \"1us\" or a table {kind = \"uniform\", min = ..., max = ...}")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            use serde::de::IntoDeserializer;
+            Ok(pl2_sim::dist::DelayDist::Const { value: Duration::deserialize(v.into_deserializer())? })
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<Self::Value, A::Error> {
+            pl2_sim::dist::DelayDist::deserialize(de::value::MapAccessDeserializer::new(m))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+fn d_concurrency() -> u16 {
+    1
+}
+fn d_request() -> Bytes {
+    Bytes(pl2_sim::workload::MEMCACHED_GET_REQUEST_BYTES)
+}
+fn d_response() -> Bytes {
+    Bytes(4096 + pl2_sim::workload::MEMCACHED_GET_RESPONSE_HEADER_BYTES)
+}
+fn d_iterations() -> u32 {
+    100
+}
+fn d_gradient() -> Bytes {
+    Bytes(pl2_sim::workload::VGG16_GRADIENT_BYTES)
+}
+fn d_workers() -> HostSet {
+    HostSet::Range(0, 4)
+}
+fn d_ps_servers() -> HostSet {
+    HostSet::Range(4, 6)
+}
+
+/// When a parameter-server shuffle's worker starts its next iteration.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Barrier {
+    /// When every worker is done with the iteration.
+    #[default]
+    Global,
+    /// When this worker is done with it.
+    Worker,
+}
+
+/// `kind = "rpc"`. Connection `c` (0 ≤ c < `concurrency`) of the `i`-th client runs on
+/// client thread `first_thread + c`, talks to server `servers[(i · concurrency + c) mod
+/// len(servers)]` and is answered by that server's thread `first_thread + c` (clients
+/// sharing a server share its threads: their responses queue there). A request is sent,
+/// delivered to the server application, served for `service`, answered; when the
+/// response is delivered the client thinks for `think` and sends the next request. An
+/// RPC's latency runs from the request's send call to the response's delivery. Needs
+/// `network.host.threads` ≥ `first_thread + concurrency`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RpcWorkload {
+    /// Client hosts. Required.
+    pub clients: HostSet,
+    /// Server hosts (none of them a client). Required.
+    pub servers: HostSet,
+    /// Outstanding requests (connections, threads) per client. Default 1.
+    #[serde(default = "d_concurrency")]
+    pub concurrency: u16,
+    /// First thread the connections use on clients and servers. Default 0.
+    #[serde(default)]
+    pub first_thread: u16,
+    /// Request payload. Default 88 B: a memcached binary-protocol GET, 24 B header and a
+    /// 64 B key.
+    #[serde(default = "d_request")]
+    pub request_size: Bytes,
+    /// Response payload. Default 4124 B: a 4 KiB value behind the 24 B header and 4 B
+    /// flags of a binary GET response (1 KiB values: "1052B").
+    #[serde(default = "d_response")]
+    pub response_size: Bytes,
+    /// Server time from the request's delivery to the response's send call: a duration
+    /// or a distribution table. Default 0.
+    #[serde(default, deserialize_with = "delay_unchecked")]
+    pub service: pl2_sim::dist::DelayDist,
+    /// Client time from a response's delivery to the next request. Default 0.
+    #[serde(default, deserialize_with = "delay_unchecked")]
+    pub think: pl2_sim::dist::DelayDist,
+    /// When every connection sends its first request. Default 0.
+    #[serde(default)]
+    pub start: Duration,
+    /// No request is sent at or after this. Default: none (until the run ends).
+    #[serde(default)]
+    pub stop: Option<Duration>,
+    /// RPCs per connection. Default: no limit.
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// 802.1Q priority of requests and responses. Default 0.
+    #[serde(default)]
+    pub priority: u8,
+}
+
+/// `kind = "ps_shuffle"`. `gradient_size` is split into one byte-balanced chunk per
+/// server. Each iteration every worker pushes chunk `j` to server `j`, all at once;
+/// with `pull`, server `j`, once it holds every worker's push, sends chunk `j` back to
+/// every worker at once. A worker is done when its pulls (without `pull`, its pushes)
+/// are delivered; with `barrier = "global"` every worker starts the next iteration
+/// `compute` after the last one is done, with `"worker"` each starts it `compute` after
+/// it is done itself. An iteration runs from its first worker's start to its last
+/// worker's end. A chunk travels as
+/// messages of at most `message_size`, round-robin over `threads_per_flow` threads per
+/// (worker, server) pair: a worker needs `first_thread + servers · threads_per_flow`
+/// threads, a server with `pull` `first_thread + workers · threads_per_flow`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PsShuffleWorkload {
+    /// Worker hosts. Default "0..4" (the paper's 4 workers).
+    #[serde(default = "d_workers")]
+    pub workers: HostSet,
+    /// Parameter-server hosts (none of them a worker). Default "4..6" (2 servers).
+    #[serde(default = "d_ps_servers")]
+    pub servers: HostSet,
+    /// Iterations to run. Default 100 (the paper's).
+    #[serde(default = "d_iterations")]
+    pub iterations: u32,
+    /// Gradient bytes every worker pushes per iteration. Default 553430176 B: VGG16's
+    /// 138,357,544 fp32 parameters.
+    #[serde(default = "d_gradient")]
+    pub gradient_size: Bytes,
+    /// Servers send the updated chunks back (pull phase) before the next iteration.
+    /// Default false: the paper's iteration time is the transfer of the gradient set to
+    /// the servers (§6.2.3).
+    #[serde(default)]
+    pub pull: bool,
+    /// When a worker starts its next iteration: `global` (default), `compute` after the
+    /// last worker is done with the iteration; `worker`, `compute` after it is done
+    /// itself (its pulls delivered, or its pushes without `pull`).
+    #[serde(default)]
+    pub barrier: Barrier,
+    /// Largest message a chunk is cut into. Default: none (one message per chunk).
+    #[serde(default)]
+    pub message_size: Option<Bytes>,
+    /// Threads (connections) per (worker, server) pair the messages of a chunk are
+    /// spread over. Default 1.
+    #[serde(default = "d_concurrency")]
+    pub threads_per_flow: u16,
+    /// First thread the shuffle uses on workers and servers. Default 0.
+    #[serde(default)]
+    pub first_thread: u16,
+    /// Time between the end of an iteration and the start of the next (the workers'
+    /// computation). Default 0.
+    #[serde(default, deserialize_with = "delay_unchecked")]
+    pub compute: pl2_sim::dist::DelayDist,
+    /// Start of the first iteration. Default 0.
+    #[serde(default)]
+    pub start: Duration,
+    /// 802.1Q priority. Default 0.
+    #[serde(default)]
+    pub priority: u8,
 }

@@ -29,6 +29,8 @@ pub enum Ev {
     Fault(u32),
     /// Periodic sampling tick.
     Sample,
+    /// Application event `i` (a service or think time ended, an iteration starts...).
+    App(u32),
 }
 
 const INDEX_BITS: u32 = 28;
@@ -46,6 +48,7 @@ impl Ev {
             Ev::Stream(i) => (5, i),
             Ev::Fault(i) => (6, i),
             Ev::Sample => (7, 0),
+            Ev::App(i) => (8, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -61,6 +64,7 @@ impl Ev {
             4 => Ev::Arrival(i),
             5 => Ev::Stream(i),
             6 => Ev::Fault(i),
+            8 => Ev::App(i),
             _ => Ev::Sample,
         }
     }

@@ -170,10 +170,54 @@ pub struct ProbeRecord {
     pub value: f64,
 }
 
+/// One RPC of a closed-loop RPC workload (request and response), finished or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RpcRecord {
+    /// Index of the workload in the scenario.
+    pub workload: u32,
+    /// Run-wide RPC id, in issue order.
+    pub id: u64,
+    pub client: u32,
+    pub server: u32,
+    /// Client connection (its thread; the server answers on the same thread).
+    pub thread: u16,
+    /// Message ids of the request and the response (`None` until it is sent).
+    pub request_id: u64,
+    pub response_id: Option<u64>,
+    /// The client sends the request.
+    pub start: SimTime,
+    /// The request's last byte reaches the server application.
+    pub request_done: Option<SimTime>,
+    /// The server sends the response (after the service time).
+    pub response_start: Option<SimTime>,
+    /// The response's last byte reaches the client application: `None` if unfinished.
+    pub finish: Option<SimTime>,
+    /// Ideal request time + service time + ideal response time (0 until known).
+    pub ideal: Duration,
+}
+
+/// One iteration of a parameter-server shuffle, finished or not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IterationRecord {
+    pub workload: u32,
+    /// 0-based iteration number.
+    pub iteration: u32,
+    /// Every worker starts pushing.
+    pub start: SimTime,
+    /// The last push is delivered (`None` if not yet).
+    pub push_done: Option<SimTime>,
+    /// The last transfer of the iteration is delivered (`None` if unfinished).
+    pub finish: Option<SimTime>,
+    /// Payload bytes the iteration moves (pushes and pulls).
+    pub bytes: u64,
+}
+
 /// Records accumulated since the driver last drained them.
 #[derive(Default)]
 pub struct Records {
     pub messages: Vec<MessageRecord>,
+    pub rpcs: Vec<RpcRecord>,
+    pub iterations: Vec<IterationRecord>,
     pub drops: Vec<DropRecord>,
     pub ports: Vec<PortWindow>,
     pub goodput: Vec<GoodputWindow>,
@@ -183,7 +227,7 @@ pub struct Records {
 
 impl Records {
     pub fn len(&self) -> usize {
-        self.messages.len() + self.drops.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
+        self.messages.len() + self.rpcs.len() + self.iterations.len() + self.drops.len() + self.ports.len() + self.goodput.len() + self.trace.len() + self.probes.len()
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -4,6 +4,7 @@
 
 mod model {
     pub mod common;
+    mod apps;
     mod breakdown;
     mod determinism;
     mod errors;

@@ -59,7 +59,7 @@ impl NetworkConfig {
 
 impl Simulation {
     pub fn new(spec: SimSpec) -> Result<Simulation, BuildError> {
-        let SimSpec { net, transport, seed, sources, persistent, faults, metrics } = spec;
+        let SimSpec { net, transport, seed, sources, persistent, apps, faults, metrics } = spec;
         net.validate()?;
         if metrics.window.0 == 0 {
             return Err(invalid("metrics.window", "must be positive, e.g. \"10us\""));
@@ -193,6 +193,21 @@ impl Simulation {
             }
         }
 
+        // Application workloads: valid parameters, and no thread sends for two of them
+        // (or for one of them and a persistent stream).
+        let mut taken: std::collections::HashMap<(u32, u16), String> =
+            persistent.iter().enumerate().map(|(i, p)| ((p.host, p.thread), format!("persistent[{i}]"))).collect();
+        for a in &apps {
+            let f = format!("workload[{}]", a.label());
+            a.validate(n_hosts, hc.threads).map_err(|e| invalid(&f, e.to_string()))?;
+            for (h, t) in a.host_threads() {
+                if let Some(other) = taken.insert((h, t), f.clone()) {
+                    return Err(invalid(f, format!("host {h} thread {t} also sends for {other}; give the workloads different hosts or threads (first_thread)")));
+                }
+            }
+        }
+        let (app_state, app_events) = apps::Apps::new(apps, seed);
+
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
         let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
         let mut sim = Simulation {
@@ -215,6 +230,7 @@ impl Simulation {
             sources_active: sources.len() as u32,
             sources,
             persistent,
+            apps: app_state,
             faults,
             metrics,
             counters: Counters::default(),
@@ -264,6 +280,9 @@ impl Simulation {
         for i in 0..sim.persistent.len() {
             let at = sim.persistent[i].start;
             sim.events.push(at, Ev::Stream(i as u32));
+        }
+        for (at, i) in app_events {
+            sim.events.push(at, Ev::App(i));
         }
         Ok(sim)
     }

@@ -21,11 +21,12 @@ impl Simulation {
                 let m = &mut self.msgs[slot as usize];
                 m.gen = m.gen.wrapping_add(1);
                 m.live = true;
+                m.tag = apps::AppTag::None;
                 m.rec = rec;
                 slot
             }
             None => {
-                self.msgs.push(MsgSlot { gen: 0, live: true, rec });
+                self.msgs.push(MsgSlot { gen: 0, live: true, tag: apps::AppTag::None, rec });
                 self.msgs.len() as u32 - 1
             }
         }
@@ -147,9 +148,13 @@ impl Simulation {
             m.rec.breakdown = Some(Self::parts(m.rec.start, &c));
         }
         self.records.messages.push(m.rec.clone());
+        let (tag, ideal) = (m.tag, m.rec.ideal);
         self.free_msgs.push(slot);
         self.live_msgs -= 1;
         self.counters.messages_finished += 1;
+        if tag != apps::AppTag::None {
+            self.app_delivered(tag, ideal);
+        }
     }
 
     fn release_thread(&mut self, h: u32, t: u16) {

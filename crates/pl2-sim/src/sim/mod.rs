@@ -7,6 +7,7 @@
 //! receiver's FEC latency and the switch pipeline are one FIFO per input, with only its
 //! head in the event queue). A host's send path is one FIFO delay line (`HostTx`).
 
+mod apps;
 mod breakdown;
 mod build;
 mod faults;
@@ -150,6 +151,8 @@ pub struct SimSpec {
     pub seed: u64,
     pub sources: Vec<Source>,
     pub persistent: Vec<PersistentSpec>,
+    /// Application workloads (closed-loop RPCs, parameter-server shuffles).
+    pub apps: Vec<crate::workload::AppSpec>,
     pub faults: Vec<FaultSpec>,
     pub metrics: MetricsConfig,
 }
@@ -219,6 +222,7 @@ pub(crate) struct Switch {
 pub(crate) struct MsgSlot {
     pub gen: u16,
     pub live: bool,
+    pub tag: apps::AppTag,
     pub rec: MessageRecord,
 }
 
@@ -245,6 +249,7 @@ pub struct Simulation {
     pub(crate) sources: Vec<Source>,
     pub(crate) sources_active: u32,
     pub(crate) persistent: Vec<PersistentSpec>,
+    pub(crate) apps: apps::Apps,
     pub(crate) faults: Vec<FaultSpec>,
     pub(crate) metrics: MetricsConfig,
     pub(crate) counters: Counters,

@@ -60,7 +60,7 @@ impl Simulation {
     pub fn run(&mut self, stop: StopAt, clock: &mut ProgressClock, progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
         let start_events = self.events.executed();
         loop {
-            if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() {
+            if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() && self.apps.active == 0 {
                 return StopReason::AllDelivered;
             }
             let Some(t) = self.events.peek_time() else { return StopReason::Idle };
@@ -101,6 +101,7 @@ impl Simulation {
             Ev::Stream(i) => self.start_stream_message(i as usize),
             Ev::Fault(i) => self.on_fault(i),
             Ev::Sample => {}
+            Ev::App(i) => self.on_app_event(i),
         }
     }
 
@@ -136,6 +137,7 @@ impl Simulation {
     /// Ends the run's bookkeeping: messages still in flight are reported unfinished and
     /// open windows are closed. Call once, after the last `run`.
     pub fn finish(&mut self) {
+        self.finish_apps();
         for m in &self.msgs {
             if m.live {
                 self.records.messages.push(m.rec.clone());

@@ -7,6 +7,7 @@
 //! is validated; a [`WorkloadError`] names the file or field, the line where there is
 //! one, the bad value and how to fix it.
 
+mod apps;
 mod arrivals;
 mod cdf;
 mod cdf_parse;
@@ -14,6 +15,7 @@ mod msglist;
 mod patterns;
 mod wire_sum;
 
+pub use apps::{AppSpec, PsShuffleSpec, RpcSpec, MEMCACHED_GET_REQUEST_BYTES, MEMCACHED_GET_RESPONSE_HEADER_BYTES, VGG16_GRADIENT_BYTES};
 pub use arrivals::{DestChooser, FixedSizeStream, ListOrder, PoissonParams, PoissonSource};
 pub use cdf::SizeCdf;
 pub use cdf_parse::{CdfFormat, BUILTIN_NAMES, HOMA_W5_BYTES_PER_PACKET};

@@ -13,6 +13,7 @@ pub fn spec(net: NetworkConfig, sources: Vec<Source>) -> SimSpec {
         seed: 1,
         sources,
         persistent: vec![],
+        apps: vec![],
         faults: vec![],
         metrics: MetricsConfig::default(),
     }
