@@ -34,6 +34,22 @@ struct MsgCols {
     breakdown: Vec<Option<[u64; 7]>>,
 }
 
+impl MsgCols {
+    fn clear(&mut self) {
+        let MsgCols { id, src, dst, size, thread, prio, start, finish, ideal, breakdown } = self;
+        id.clear();
+        src.clear();
+        dst.clear();
+        size.clear();
+        thread.clear();
+        prio.clear();
+        start.clear();
+        finish.clear();
+        ideal.clear();
+        breakdown.clear();
+    }
+}
+
 #[derive(Default)]
 struct DropCols {
     time: Vec<u64>,
@@ -46,6 +62,22 @@ struct DropCols {
     msg: Vec<u64>,
     seq: Vec<u32>,
     data: Vec<bool>,
+}
+
+impl DropCols {
+    fn clear(&mut self) {
+        let DropCols { time, node, port, prio, reason, src, dst, msg, seq, data } = self;
+        time.clear();
+        node.clear();
+        port.clear();
+        prio.clear();
+        reason.clear();
+        src.clear();
+        dst.clear();
+        msg.clear();
+        seq.clear();
+        data.clear();
+    }
 }
 
 /// Where finished tables go: kept in memory, or streamed to Parquet files.
@@ -183,23 +215,34 @@ impl Collector {
             return Ok(());
         }
         let w = self.window;
+        // Batches copy the buffered columns; the buffers are cleared, not replaced, so
+        // their capacity is reused by the next rows instead of being regrown (and the
+        // allocator's heap fragmented) every flush.
         let batches = [
-            ("messages", messages_batch(&std::mem::take(&mut self.msgs), w)),
-            ("drops", drops_batch(&std::mem::take(&mut self.drops))),
-            ("ports", ports_batch(&std::mem::take(&mut self.ports), graph)),
-            ("goodput", goodput_batch(&std::mem::take(&mut self.goodput))),
-            ("trace", trace_batch(&std::mem::take(&mut self.trace), graph)),
-            ("probes", probes_batch(&std::mem::take(&mut self.probes))),
+            ("messages", messages_batch(&self.msgs, w)),
+            ("drops", drops_batch(&self.drops)),
+            ("ports", ports_batch(&self.ports, graph)),
+            ("goodput", goodput_batch(&self.goodput)),
+            ("trace", trace_batch(&self.trace, graph)),
+            ("probes", probes_batch(&self.probes)),
         ];
+        self.msgs.clear();
+        self.drops.clear();
+        self.ports.clear();
+        self.goodput.clear();
+        self.trace.clear();
+        self.probes.clear();
         for (name, b) in batches {
             if force || b.num_rows() > 0 {
                 sink.write(name, b)?;
             }
         }
         let apps = [
-            ("rpcs", rpcs_batch(&std::mem::take(&mut self.rpcs), w), self.rpc_table),
-            ("iterations", iterations_batch(&std::mem::take(&mut self.iterations), w), self.iteration_table),
+            ("rpcs", rpcs_batch(&self.rpcs, w), self.rpc_table),
+            ("iterations", iterations_batch(&self.iterations, w), self.iteration_table),
         ];
+        self.rpcs.clear();
+        self.iterations.clear();
         for (name, b, always) in apps {
             if (force && always) || b.num_rows() > 0 {
                 sink.write(name, b)?;
