@@ -30,6 +30,9 @@ pub enum RunError {
     Io(#[from] std::io::Error),
 }
 
+/// Longest stretch of simulated time between two drains of the simulation's records.
+const MAX_SLICE_PS: u64 = 50_000_000;
+
 /// Runs `sc`, handing tables to `sink`. `progress` is called about every 100 ms of
 /// wall time; returning `false` stops the run early (the output then covers what was
 /// simulated).
@@ -43,7 +46,10 @@ pub fn run_scenario(
     let spec = compile_spec(sc, base_dir)?;
     let mut sim = Simulation::new(spec).map_err(ScenarioError::from_build)?;
     let end = SimTime(sc.run.duration.0);
-    let slice = (end.0 / 200).max(1_000_000);
+    // Records are drained every slice of simulated time. A fixed upper bound keeps the
+    // buffered records (port and goodput windows, drops, messages) independent of the
+    // run's length, so peak memory stays flat on long runs.
+    let slice = (end.0 / 200).clamp(1_000_000, MAX_SLICE_PS);
     let w = Window { from: SimTime(sc.run.warmup.0), until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0) };
     use crate::workload_spec::WorkloadConfig;
     let has = |f: fn(&WorkloadConfig) -> bool| sc.workloads.iter().any(f);
