@@ -283,7 +283,7 @@ def rerun(
 @app.command()
 @_exit_codes
 def reproduce(
-    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures: fig1, fig9, fig10, k_t (space- or comma-separated), or all; fig3_4, fig5_6, fig7, fig8 are listed as not yet reproducible", show_default=False)],
+    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures: fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t (space- or comma-separated), or all", show_default=False)],
     quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
     out: Annotated[Path, typer.Option("--out", "-o", help="output directory: report.md, data, figures and the results store")] = Path("out/reproduce"),
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
