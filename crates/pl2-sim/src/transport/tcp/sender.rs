@@ -324,6 +324,7 @@ impl Sender {
         c.recover = c.snd_nxt;
         c.retx_now = true;
         let flight = c.pipe(sack, mss);
+        c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
         c.cc.on_loss(&mut c.w, now, flight);
         st.fast_recoveries += 1;
     }
@@ -478,6 +479,7 @@ impl Sender {
         st.timeouts += 1;
         let flight = c.snd_nxt - c.snd_una;
         if c.rto_series == 0 {
+            c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
             c.cc.on_rto(&mut c.w, now, flight);
         }
         c.rto_series += 1;

@@ -46,6 +46,9 @@ pub trait CongestionControl {
         self.on_loss(w, now, flight);
         w.ssthresh = (flight / 2).max(2 * w.mss);
     }
+    /// Called just before `on_loss` / `on_rto` with the connection's `snd_una` and
+    /// `snd_nxt` (which window of data the congestion event belongs to).
+    fn on_congestion_point(&mut self, _snd_una: u64, _snd_nxt: u64) {}
     /// DCTCP's running alpha (others: none).
     fn alpha(&self) -> Option<f64> {
         None
@@ -110,6 +113,9 @@ impl CongestionControl for Cc {
     }
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         each!(self, c => c.on_rto(w, now, flight))
+    }
+    fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {
+        each!(self, c => c.on_congestion_point(snd_una, snd_nxt))
     }
     fn alpha(&self) -> Option<f64> {
         each!(self, c => c.alpha())
