@@ -389,3 +389,28 @@ fn dctcp_loss_in_a_window_the_ecn_response_cut_does_not_cut_again() {
     // The ECN cut halves (α₀ = 1) a slow-start window of 13 to 20 segments.
     assert!(before[1].1 >= 6.0 * MSS as f64 && before[1].1 <= 10.0 * MSS as f64, "{ss:?}");
 }
+
+#[test]
+fn after_a_timeout_the_window_grows_by_data_newly_delivered_not_by_the_sacked_bytes_the_ack_covers() {
+    // NewReno, 150 segments at 100 Gbps (all sent within a few RTTs); segment 140 is lost, and so
+    // is its fast retransmission. Recovery then has nothing left to send: 141-149 are
+    // SACKed, the RTO fires with the resent 140 the only segment in flight. Hand-worked:
+    // - ssthresh = max(pipe / 2, 2 SMSS) = 2 SMSS (pipe = the resent 140, 1 SMSS), as ns-3
+    //   halves BytesInFlight; RFC 5681's FlightSize (snd_nxt − snd_una = 10 SMSS) gave 5.
+    // - the ACK of the timeout's retransmission covers 140-149 but delivers only 140
+    //   (141-149 were SACKed before): slow start grows cwnd from 1 to 2 SMSS (it used to
+    //   jump to ssthresh, counting the SACKed nine again).
+    let cfg = TcpConfig { cc: Some(CcKind::NewReno), ..TcpConfig::default() };
+    let mut sp = tcp(net100(), vec![msg(0, 0, 1, 150 * MSS), msg(20 * MS, 0, 1, 1)], cfg);
+    sp.faults = vec![FaultSpec::DropNth { flow: flow_id(0, 1, 0), seq: (140 * MSS) as u32, times: 2 }];
+    let (sim, recs, st) = run_tcp(sp);
+    assert_eq!(sim.counters().total_drops(), 2);
+    assert!(recs.messages.iter().all(|m| m.finish.is_some()));
+    assert_eq!((st.fast_recoveries, st.timeouts, st.retransmissions), (1, 1, 2), "{st:?}");
+    let cwnd = probe(&recs, "tcp_cwnd");
+    let rto = cwnd.iter().find(|p| p.1 == MSS as f64).expect("the timeout's probe").0;
+    let ss = probe(&recs, "tcp_ssthresh");
+    assert_eq!(ss.iter().find(|p| p.0 >= rto).expect("ssthresh at the timeout").1, (2 * MSS) as f64);
+    let next = cwnd.iter().find(|p| p.0 > rto).expect("the ACK after the timeout").1;
+    assert_eq!(next, (2 * MSS) as f64, "one segment delivered, one SMSS of growth");
+}

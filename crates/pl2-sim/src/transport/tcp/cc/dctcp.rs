@@ -41,9 +41,9 @@ impl Default for Dctcp {
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        self.acked += a.acked;
+        self.acked += a.cum_acked;
         if a.ece {
-            self.marked += a.acked;
+            self.marked += a.cum_acked;
         }
         let end = *self.window_end.get_or_insert(a.snd_nxt);
         if a.snd_una >= end {

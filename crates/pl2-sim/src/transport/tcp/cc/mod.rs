@@ -23,8 +23,11 @@ pub struct Window {
 #[derive(Copy, Clone, Debug)]
 pub struct AckInfo {
     pub now: SimTime,
-    /// Bytes newly acknowledged.
+    /// Bytes this ACK newly reports delivered (cumulatively acknowledged and not SACKed
+    /// before, or SACKed now): what the window grows by.
     pub acked: u64,
+    /// `snd_una` advance (bytes SACKed earlier included): DCTCP's per-window byte counts.
+    pub cum_acked: u64,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
     /// Smoothed RTT, if known.
@@ -136,6 +139,7 @@ mod tests {
         AckInfo {
             now: SimTime(now_ms * 1_000_000_000),
             acked,
+            cum_acked: acked,
             ece: false,
             srtt: Some(Duration::from_ms(100)),
             in_recovery: false,

@@ -1,6 +1,7 @@
 //! NewReno's window (RFC 5681): slow start below `ssthresh`, then one SMSS per window
 //! of data acknowledged (byte counting: `cwnd += SMSS · acked / cwnd`); on loss
-//! `ssthresh = max(FlightSize / 2, 2·SMSS)` and `cwnd = ssthresh`.
+//! `ssthresh = max(flight / 2, 2·SMSS)` and `cwnd = ssthresh`, with the flight the
+//! connection passes: RFC 6675's pipe (see `sender.rs`).
 
 use super::{slow_start, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
