@@ -182,7 +182,7 @@ impl Sender {
             return i;
         }
         let mss = ctx.mss;
-        let cc = Cc::new(ctx.cfg.cc_kind());
+        let cc = Cc::with_counting(ctx.cfg.cc_kind(), ctx.cfg.byte_counting);
         let unlimited = matches!(cc, Cc::None(_));
         let c = Conn {
             dst,

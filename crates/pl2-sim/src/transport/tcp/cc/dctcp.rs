@@ -33,6 +33,13 @@ pub struct Dctcp {
     snd_nxt: u64,
 }
 
+impl Dctcp {
+    /// DCTCP growing its window as `reno` does (byte or ACK counting).
+    pub fn with_reno(reno: NewReno) -> Dctcp {
+        Dctcp { reno, ..Dctcp::default() }
+    }
+}
+
 impl Default for Dctcp {
     fn default() -> Self {
         Dctcp { alpha: 1.0, reno: NewReno::default(), acked: 0, marked: 0, window_end: None, cwr_end: 0, snd_una: 0, snd_nxt: 0 }
