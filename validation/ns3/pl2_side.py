@@ -57,6 +57,9 @@ def toml(spec: Spec, seed: int) -> str:
         "[transport]",
         'kind = "tcp"',
         f'cc = "{spec.cc}"',
+        # ns-3's TcpNewReno counts ACKs (RFC 5681 eqs. 2 and 3), its TcpCubic and TcpDctcp
+        # count bytes as pl2's default does (README: "ns-3 defaults changed")
+        f"byte_counting = {'false' if spec.cc == 'new_reno' else 'true'}",
         "sack = true",
         "initial_window = 10",
         "delayed_ack = true",

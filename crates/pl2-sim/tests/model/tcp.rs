@@ -351,3 +351,66 @@ fn dctcp_queue_peaks_at_k_plus_n_with_the_predicted_amplitude() {
         assert!(amp >= a && amp <= 1.6 * a, "N {n}: amplitude {amp} frames, predicted {a:.1}");
     }
 }
+
+/// The values the ssthresh probe takes, each with the time it took it.
+fn ssthresh_changes(recs: &Records) -> Vec<(u64, f64)> {
+    let mut out: Vec<(u64, f64)> = Vec::new();
+    for (t, v) in probe(recs, "tcp_ssthresh") {
+        if out.last().is_none_or(|l| l.1 != v) {
+            out.push((t, v));
+        }
+    }
+    out
+}
+
+#[test]
+fn dctcp_loss_in_a_window_the_ecn_response_cut_does_not_cut_again() {
+    // One DCTCP flow, 100 Gbps into a 10 Gbps port marked at 5 KB: the initial window
+    // queues and is marked, so the first ECE (one RTT later) cuts cwnd to
+    // cwnd·(1 − α/2) with α = 1 (half) and ssthresh with it. Segment 12 goes out on the
+    // first ACKs, before that ECE, and is dropped; its loss is detected after the cut.
+    // RFC 3168 §6.1.2: one reduction per window of data for drops and CE marks together,
+    // so entering recovery must leave ssthresh at the ECN value (it used to halve the
+    // pipe a second time, which stalled the incast's recoveries with pipe > cwnd).
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(100), BitsPerSec::gbps(10));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(5_000), at_dequeue: false };
+    let cfg = TcpConfig { cc: Some(CcKind::Dctcp), ..TcpConfig::default() };
+    let mut sp = tcp(net, vec![msg(0, 0, 1, 400 * MSS)], cfg);
+    sp.faults = vec![FaultSpec::DropNth { flow: flow_id(0, 1, 0), seq: (12 * MSS) as u32, times: 1 }];
+    let (_, recs, st) = run_tcp(sp);
+    finished(&recs);
+    assert_eq!((st.fast_recoveries, st.retransmissions, st.timeouts), (1, 1, 0), "{st:?}");
+    let retx_at = probe(&recs, "tcp_retx").iter().find(|p| p.1 >= 1.0).expect("resent").0;
+    let ss = ssthresh_changes(&recs);
+    let before: Vec<_> = ss.iter().filter(|p| p.0 < retx_at).collect();
+    let at = ss.iter().rfind(|p| p.0 <= retx_at).expect("a value at the retransmission");
+    assert!(before.len() == 2 && before[1].1 < 1e15, "one cut before the loss, the ECE's: {ss:?}");
+    assert_eq!(before[1].1, at.1, "recovery kept the ECN cut's ssthresh: {ss:?}");
+    // The ECN cut halves (α₀ = 1) a slow-start window of 13 to 20 segments.
+    assert!(before[1].1 >= 6.0 * MSS as f64 && before[1].1 <= 10.0 * MSS as f64, "{ss:?}");
+}
+
+#[test]
+fn after_a_timeout_the_window_grows_by_data_newly_delivered_not_by_the_sacked_bytes_the_ack_covers() {
+    // NewReno, 150 segments at 100 Gbps (all sent within a few RTTs); segment 140 is lost, and so
+    // is its fast retransmission. Recovery then has nothing left to send: 141-149 are
+    // SACKed, the RTO fires with the resent 140 the only segment in flight. Hand-worked:
+    // - ssthresh = max(pipe / 2, 2 SMSS) = 2 SMSS (pipe = the resent 140, 1 SMSS), as ns-3
+    //   halves BytesInFlight; RFC 5681's FlightSize (snd_nxt − snd_una = 10 SMSS) gave 5.
+    // - the ACK of the timeout's retransmission covers 140-149 but delivers only 140
+    //   (141-149 were SACKed before): slow start grows cwnd from 1 to 2 SMSS (it used to
+    //   jump to ssthresh, counting the SACKed nine again).
+    let cfg = TcpConfig { cc: Some(CcKind::NewReno), ..TcpConfig::default() };
+    let mut sp = tcp(net100(), vec![msg(0, 0, 1, 150 * MSS), msg(20 * MS, 0, 1, 1)], cfg);
+    sp.faults = vec![FaultSpec::DropNth { flow: flow_id(0, 1, 0), seq: (140 * MSS) as u32, times: 2 }];
+    let (sim, recs, st) = run_tcp(sp);
+    assert_eq!(sim.counters().total_drops(), 2);
+    assert!(recs.messages.iter().all(|m| m.finish.is_some()));
+    assert_eq!((st.fast_recoveries, st.timeouts, st.retransmissions), (1, 1, 2), "{st:?}");
+    let cwnd = probe(&recs, "tcp_cwnd");
+    let rto = cwnd.iter().find(|p| p.1 == MSS as f64).expect("the timeout's probe").0;
+    let ss = probe(&recs, "tcp_ssthresh");
+    assert_eq!(ss.iter().find(|p| p.0 >= rto).expect("ssthresh at the timeout").1, (2 * MSS) as f64);
+    let next = cwnd.iter().find(|p| p.0 > rto).expect("the ACK after the timeout").1;
+    assert_eq!(next, (2 * MSS) as f64, "one segment delivered, one SMSS of growth");
+}

@@ -37,6 +37,15 @@ pub struct TcpConfig {
     pub sack: bool,
     /// Initial window in segments (RFC 6928). Default 10.
     pub initial_window: u32,
+    /// How NewReno and DCTCP grow the window (slow start and congestion avoidance; CUBIC
+    /// always counts bytes). `true` (default): byte counting, as Linux and ns-3's
+    /// `TcpLinuxReno`, `TcpDctcp` and `TcpCubic` (slow start): slow start adds the bytes each ACK newly delivers (RFC 3465),
+    /// congestion avoidance one SMSS per cwnd of bytes delivered (RFC 5681 §3.1, the
+    /// RECOMMENDED way). `false`: ACK counting, as ns-3's `TcpNewReno`: slow start adds
+    /// min(delivered, SMSS) per ACK (RFC 5681 eq. 2), congestion avoidance SMSS·SMSS/cwnd
+    /// per ACK (eq. 3). With delayed ACKs (one ACK per two segments) ACK counting grows
+    /// 1.5× per RTT in slow start and ½ SMSS per RTT in congestion avoidance.
+    pub byte_counting: bool,
     /// Delayed ACKs (RFC 1122 / 5681): acknowledge every second full segment, or after
     /// `delayed_ack_timeout`. Out-of-order, duplicate and hole-filling segments are
     /// acknowledged at once either way. Default true.
@@ -92,6 +101,7 @@ impl Default for TcpConfig {
             pl2: None,
             sack: true,
             initial_window: 10,
+            byte_counting: true,
             delayed_ack: true,
             delayed_ack_timeout: Duration::from_us(40),
             min_rto: Duration::from_ms(1),

@@ -20,7 +20,8 @@
 //!   RFC 6582's window inflation). Recovery ends when the ACK reaches `recover`.
 //! - RTO (RFC 6298, [`super::rto`]): armed while data is outstanding and restarted by
 //!   every ACK of new data. On expiry: the first expiry of a series sets `ssthresh` (RFC
-//!   5681 eq. 4, or the algorithm's own), `cwnd` = 1 MSS, every unSACKed segment is
+//!   5681 eq. 4 with RFC 6675's pipe as the flight, as ns-3; or the algorithm's own),
+//!   `cwnd` = 1 MSS, every unSACKed segment is
 //!   marked lost and resent as the window opens (slow start), the RTO doubles. RTT
 //!   samples come from the newest segment an ACK covers, never when the ACK covers a
 //!   resent segment (Karn).
@@ -29,6 +30,9 @@
 //!   share until the NIC takes them; a segment's send time is when PL2 hands it to the
 //!   NIC (`Sender::on_handed`), and an expiring RTO is pushed back to one RTO after the
 //!   oldest outstanding segment actually left (never while it waits for its slot).
+//! - Window growth counts the bytes each ACK newly reports delivered (cumulatively
+//!   acknowledged and not SACKed before, or SACKed now), as Linux and ns-3 do; duplicate
+//!   ACKs do not grow the window.
 //! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), RACK, D-SACK, the
 //!   retransmission of a SACKed segment after reneging.
 
@@ -181,7 +185,7 @@ impl Sender {
             return i;
         }
         let mss = ctx.mss;
-        let cc = Cc::new(ctx.cfg.cc_kind());
+        let cc = Cc::with_counting(ctx.cfg.cc_kind(), ctx.cfg.byte_counting);
         let unlimited = matches!(cc, Cc::None(_));
         let c = Conn {
             dst,
@@ -327,6 +331,7 @@ impl Sender {
         c.recover = c.snd_nxt;
         c.retx_now = true;
         let flight = c.pipe(sack, mss);
+        c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
         c.cc.on_loss(&mut c.w, now, flight);
         st.fast_recoveries += 1;
     }
@@ -348,11 +353,17 @@ impl Sender {
         if a.ece {
             st.ecn_echoes += 1;
         }
+        // Bytes this ACK newly reports delivered (SACKed now, or cumulatively acknowledged
+        // and not SACKed before): what the window grows by, see below.
+        let mut delivered = 0u64;
         if ctx.cfg.sack && a.sack.1 > 0 {
             let s = ack + u64::from(a.sack.0);
             let e = s + u64::from(a.sack.1);
             for g in c.segs.iter_mut() {
                 if g.start >= s && g.start + u64::from(g.len) <= e {
+                    if !g.sacked {
+                        delivered += u64::from(g.len);
+                    }
                     g.sacked = true;
                     g.lost = false;
                     c.marks = true;
@@ -367,9 +378,15 @@ impl Sender {
                 if end <= ack {
                     any_retx |= g.retx;
                     last_sent = Some(g.sent);
+                    if !g.sacked {
+                        delivered += u64::from(g.len);
+                    }
                     c.segs.pop_front();
                 } else {
                     if g.start < ack {
+                        if !g.sacked {
+                            delivered += ack - g.start;
+                        }
                         g.len = (end - ack) as u32;
                         g.start = ack;
                     }
@@ -416,7 +433,18 @@ impl Sender {
                 }
                 _ => {}
             }
-            let info = AckInfo { now, acked, ece: a.ece, srtt: c.rto.srtt, in_recovery: was_recovery, snd_una: c.snd_una, snd_nxt: c.snd_nxt };
+            // The window grows by the bytes this ACK newly reports delivered, not by
+            // `ack − snd_una`: a cumulative ACK that fills a hole also covers everything
+            // SACKed above it, delivered (and reported) by earlier ACKs. Counting it again
+            // opened cwnd by up to a whole window on one ACK (after a timeout, from 1 to
+            // ssthresh) and released it as one line-rate burst into the full queue.
+            // RFC 5681 §3.1 grows by "previously unacknowledged bytes", at most SMSS
+            // (RFC 3465 §2.3: L = 2·SMSS) per ACK, against exactly such bursts; Linux
+            // (`tcp_newly_delivered`, growth only on ACKs that advance snd_una) and ns-3
+            // (`TcpRateOps` delivered bytes of the ACK) count this ACK's delivered data, as
+            // here. Duplicate ACKs never grow the window (their SACKed bytes are not counted
+            // later either).
+            let info = AckInfo { now, acked: delivered, cum_acked: acked, ece: a.ece, srtt: c.rto.srtt, in_recovery: was_recovery, snd_una: c.snd_una, snd_nxt: c.snd_nxt };
             c.cc.on_ack(&mut c.w, &info);
             if let Some((thread, end)) = c.blocked {
                 if end - c.snd_una <= ctx.cfg.send_buffer.0 {
@@ -486,8 +514,15 @@ impl Sender {
             }
         }
         st.timeouts += 1;
-        let flight = c.snd_nxt - c.snd_una;
+        // ssthresh halves the bytes in flight by RFC 6675's pipe (SACKed and lost segments
+        // excluded), as fast recovery does and as ns-3 does on a timeout
+        // (`TcpSocketBase::ReTxTimeout` halves BytesInFlight), not RFC 5681's FlightSize
+        // (snd_nxt − snd_una): after a stalled SACK recovery the latter counts everything
+        // SACKed above the holes and can be several times the path's capacity, so the
+        // slow start after the timeout would overflow the bottleneck again.
+        let flight = c.pipe(ctx.cfg.sack, ctx.mss);
         if c.rto_series == 0 {
+            c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
             c.cc.on_rto(&mut c.w, now, flight);
         }
         c.rto_series += 1;

@@ -4,7 +4,14 @@
 //! F of acknowledged bytes that carried ECE and updates `alpha ← (1 − g)·alpha + g·F`,
 //! g = 1/16, alpha starting at 1 (§3.3, 4.2). On the first ECE of a window (outside loss
 //! recovery) `cwnd ← cwnd·(1 − alpha/2)` (≥ 2 segments) and `ssthresh` follows; at most
-//! once per window of data. Growth and loss response are NewReno's.
+//! once per window of data. Growth and loss response are NewReno's, except that a loss
+//! in a window of data the ECN response has already cut (the first unacknowledged
+//! segment was sent before the cut's `snd_nxt`) does not cut again: RFC 3168 §6.1.2,
+//! "the TCP sender's congestion window should be reduced only once in response to a
+//! series of dropped and/or CE packets from a single window of data" (Linux likewise
+//! enters recovery from CWR without a second reduction, `tcp_enter_recovery`; ns-3 stays
+//! in CWR and resends what its scoreboard marks lost). A timeout always reduces, and
+//! ECE for data sent before a loss or timeout does not cut again.
 
 use super::newreno::NewReno;
 use super::{AckInfo, CongestionControl, Window};
@@ -21,19 +28,29 @@ pub struct Dctcp {
     window_end: Option<u64>,
     /// No further reduction until `snd_una` reaches this.
     cwr_end: u64,
+    /// `snd_una` and `snd_nxt` when the latest loss or timeout was detected.
+    snd_una: u64,
+    snd_nxt: u64,
+}
+
+impl Dctcp {
+    /// DCTCP growing its window as `reno` does (byte or ACK counting).
+    pub fn with_reno(reno: NewReno) -> Dctcp {
+        Dctcp { reno, ..Dctcp::default() }
+    }
 }
 
 impl Default for Dctcp {
     fn default() -> Self {
-        Dctcp { alpha: 1.0, reno: NewReno::default(), acked: 0, marked: 0, window_end: None, cwr_end: 0 }
+        Dctcp { alpha: 1.0, reno: NewReno::default(), acked: 0, marked: 0, window_end: None, cwr_end: 0, snd_una: 0, snd_nxt: 0 }
     }
 }
 
 impl CongestionControl for Dctcp {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
-        self.acked += a.acked;
+        self.acked += a.cum_acked;
         if a.ece {
-            self.marked += a.acked;
+            self.marked += a.cum_acked;
         }
         let end = *self.window_end.get_or_insert(a.snd_nxt);
         if a.snd_una >= end {
@@ -52,7 +69,25 @@ impl CongestionControl for Dctcp {
         self.reno.grow(w, a);
     }
     fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        if self.snd_una < self.cwr_end {
+            // The loss belongs to the window the ECN response already cut (RFC 3168
+            // §6.1.2): recovery runs with the window as it is.
+            return;
+        }
         self.reno.on_loss(w, now, flight);
+        self.cwr_end = self.cwr_end.max(self.snd_nxt);
+    }
+    fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        // A timeout always reduces (RFC 5681 eq. 4; RFC 3168 §6.1.2: a dropped
+        // retransmission is a new instance of congestion); ECE for data sent before it
+        // does not cut again (Linux ignores ECE in its Loss state).
+        self.reno.on_loss(w, now, flight);
+        w.ssthresh = (flight / 2).max(2 * w.mss);
+        self.cwr_end = self.cwr_end.max(self.snd_nxt);
+    }
+    fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {
+        self.snd_una = snd_una;
+        self.snd_nxt = snd_nxt;
     }
     fn alpha(&self) -> Option<f64> {
         Some(self.alpha)

@@ -23,8 +23,11 @@ pub struct Window {
 #[derive(Copy, Clone, Debug)]
 pub struct AckInfo {
     pub now: SimTime,
-    /// Bytes newly acknowledged.
+    /// Bytes this ACK newly reports delivered (cumulatively acknowledged and not SACKed
+    /// before, or SACKed now): what the window grows by.
     pub acked: u64,
+    /// `snd_una` advance (bytes SACKed earlier included): DCTCP's per-window byte counts.
+    pub cum_acked: u64,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
     /// Smoothed RTT, if known.
@@ -46,6 +49,9 @@ pub trait CongestionControl {
         self.on_loss(w, now, flight);
         w.ssthresh = (flight / 2).max(2 * w.mss);
     }
+    /// Called just before `on_loss` / `on_rto` with the connection's `snd_una` and
+    /// `snd_nxt` (which window of data the congestion event belongs to).
+    fn on_congestion_point(&mut self, _snd_una: u64, _snd_nxt: u64) {}
     /// DCTCP's running alpha (others: none).
     fn alpha(&self) -> Option<f64> {
         None
@@ -69,6 +75,7 @@ pub(crate) fn slow_start(w: &mut Window, acked: u64) -> u64 {
     acked - used
 }
 
+
 /// The algorithms pl2 implements.
 #[derive(Clone, Debug)]
 pub enum Cc {
@@ -80,10 +87,16 @@ pub enum Cc {
 
 impl Cc {
     pub fn new(kind: CcKind) -> Cc {
+        Cc::with_counting(kind, true)
+    }
+
+    /// `byte_counting`: see `TcpConfig::byte_counting`.
+    pub fn with_counting(kind: CcKind, byte_counting: bool) -> Cc {
+        let reno = newreno::NewReno::with_counting(byte_counting);
         match kind {
-            CcKind::NewReno => Cc::NewReno(newreno::NewReno::default()),
+            CcKind::NewReno => Cc::NewReno(reno),
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
-            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::default()),
+            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::with_reno(reno)),
             CcKind::None => Cc::None(none::NoCc),
         }
     }
@@ -111,6 +124,9 @@ impl CongestionControl for Cc {
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         each!(self, c => c.on_rto(w, now, flight))
     }
+    fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {
+        each!(self, c => c.on_congestion_point(snd_una, snd_nxt))
+    }
     fn alpha(&self) -> Option<f64> {
         each!(self, c => c.alpha())
     }
@@ -130,6 +146,7 @@ mod tests {
         AckInfo {
             now: SimTime(now_ms * 1_000_000_000),
             acked,
+            cum_acked: acked,
             ece: false,
             srtt: Some(Duration::from_ms(100)),
             in_recovery: false,
@@ -152,6 +169,31 @@ mod tests {
         assert_eq!((w.cwnd, w.ssthresh), (15 * MSS, 15 * MSS));
         c.on_rto(&mut w, SimTime::ZERO, 3 * MSS);
         assert_eq!(w.ssthresh, 2 * MSS, "RFC 5681 eq. 4: at least 2 SMSS");
+    }
+
+    #[test]
+    fn newreno_ack_counting_follows_rfc5681_equations_2_and_3() {
+        // byte_counting = false (ns-3's TcpNewReno): one SMSS per ACK in slow start however
+        // much it delivers (eq. 2), SMSS²/cwnd per ACK in congestion avoidance (eq. 3).
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 12 * MSS, mss: MSS };
+        let mut c = Cc::with_counting(CcKind::NewReno, false);
+        c.on_ack(&mut w, &ack(0, 2 * MSS));
+        assert_eq!(w.cwnd, 11 * MSS, "a delayed ACK of two segments adds one");
+        c.on_ack(&mut w, &ack(0, MSS / 2));
+        assert_eq!(w.cwnd, 11 * MSS + MSS / 2, "min(N, SMSS)");
+        // Reaching ssthresh with two segments acked: the second goes to eq. 3.
+        c.on_ack(&mut w, &ack(0, 2 * MSS));
+        assert_eq!(w.cwnd, 12 * MSS + MSS * MSS / (12 * MSS));
+        let before = w.cwnd;
+        c.on_ack(&mut w, &ack(0, 2 * MSS));
+        assert_eq!(w.cwnd, before + MSS * MSS / before, "once per ACK, not per segment");
+        // Byte counting (the default) adds both segments in slow start.
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
+        Cc::with_counting(CcKind::Dctcp, true).on_ack(&mut w, &ack(0, 2 * MSS));
+        assert_eq!(w.cwnd, 12 * MSS);
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
+        Cc::with_counting(CcKind::Dctcp, false).on_ack(&mut w, &ack(0, 2 * MSS));
+        assert_eq!(w.cwnd, 11 * MSS, "DCTCP grows as its NewReno does");
     }
 
     #[test]
