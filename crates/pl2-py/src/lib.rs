@@ -72,7 +72,7 @@ fn json_to_py(py: Python<'_>, v: &serde_json::Value) -> PyResult<Py<PyAny>> {
     Ok(json.call_method1("loads", (v.to_string(),))?.unbind())
 }
 
-/// Runs a scenario; returns (summary JSON text, {table name: pyarrow.RecordBatch}).
+/// Runs a scenario; returns (summary JSON text, {table name: pyarrow.Table}).
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir, progress=None))]
 fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<(String, Py<PyDict>)> {
@@ -84,9 +84,14 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAn
         return Err(e);
     }
     let out = out.map_err(run_error)?;
+    // Each table goes over as a pyarrow.Table of the collector's batches, not one
+    // concatenated batch: a string column of a long run can pass 2 GiB, more than one
+    // Arrow batch's 32-bit offsets hold.
+    let from_batches = py.import("pyarrow")?.getattr("Table")?.getattr("from_batches")?;
     let tables = PyDict::new(py);
-    for (name, batch) in sink.into_tables() {
-        tables.set_item(name, batch.to_pyarrow(py)?)?;
+    for (name, batches) in sink.into_batches() {
+        let list = batches.iter().map(|b| b.to_pyarrow(py)).collect::<PyResult<Vec<_>>>()?;
+        tables.set_item(name, from_batches.call1((list,))?)?;
     }
     Ok((serde_json::to_string_pretty(&out.summary).expect("json"), tables.unbind()))
 }

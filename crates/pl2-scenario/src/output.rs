@@ -31,7 +31,13 @@ impl TableSink for MemorySink {
 }
 
 impl MemorySink {
-    /// One batch per table, in table order.
+    /// Every table's batches as written, in table order.
+    pub fn into_batches(self) -> Vec<(&'static str, Vec<RecordBatch>)> {
+        self.tables.into_iter().collect()
+    }
+
+    /// One batch per table, in table order. Panics if a string column outgrows one
+    /// batch's 32-bit offsets (2 GiB); [`MemorySink::into_batches`] never concatenates.
     pub fn into_tables(self) -> Vec<(&'static str, RecordBatch)> {
         self.tables
             .into_iter()

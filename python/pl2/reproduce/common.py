@@ -48,18 +48,20 @@ def scenario(
     duration_ms: float,
     window: str = "10us",
     drop_records: bool = True,
+    probes: bool = False,
     stop_when_delivered: bool | None = None,
     base_dir: str | Path = ".",
 ) -> Scenario:
     """A scenario on the testbed profile: `transport` is the [transport] table,
-    `workloads` the [[workload]] tables; times in ms."""
+    `workloads` the [[workload]] tables; times in ms. Protocol probes are off: no figure
+    reads them, and PL2 publishes one set per burst (millions in a 10 s VGG16 run)."""
     d = copy.deepcopy(testbed())
     d["name"] = name
     run: dict[str, Any] = {"duration": _ms(duration_ms), "warmup": _ms(warmup_ms), "measure_until": _ms(until_ms)}
     if stop_when_delivered is not None:
         run["stop_when_delivered"] = stop_when_delivered
     d["run"] = run
-    d["metrics"] = {"window": window, "drop_records": drop_records}
+    d["metrics"] = {"window": window, "drop_records": drop_records, "probes": probes}
     d["transport"] = dict(transport)
     d["workload"] = [dict(w) for w in workloads]
     return Scenario.from_dict(d, base_dir=str(base_dir))
