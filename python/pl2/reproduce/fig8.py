@@ -139,8 +139,9 @@ def plot_and_report(ctx: Context, df: pl.DataFrame) -> str:
             lat_ax, good_ax = axes[2 * gi][j], axes[2 * gi + 1][j]
             loads = sorted({k[1] for k in agg if k[0] == wl})
             for scheme in schemes:
-                pts = [agg[(wl, x, scheme)] for x in loads]
-                xs = [100 * x for x in loads]
+                ran = [x for x in loads if (wl, x, scheme) in agg]
+                pts = [agg[(wl, x, scheme)] for x in ran]
+                xs = [100 * x for x in ran]
                 lat_ax.plot(xs, [p["p99"][0] for p in pts], ls="-", marker="o", color=colors[scheme], label=f"{scheme} p99")
                 lat_ax.plot(xs, [p["p50"][0] for p in pts], ls=":", marker=".", color=colors[scheme], label=f"{scheme} p50")
                 good_ax.plot(xs, [p["good"][0] for p in pts], marker="o", color=colors[scheme], label=scheme)
