@@ -24,8 +24,40 @@ fn werr(path: &str, e: WorkloadError) -> ScenarioError {
 pub fn compile(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioError> {
     let spec = compile_spec(sc, base_dir)?;
     // Building the model runs its own checks (topology, distributions, hosts, threads).
-    Simulation::new(spec.clone()).map_err(ScenarioError::from_build)?;
+    Simulation::new(spec.clone()).map_err(|e| build_error(sc, e))?;
     Ok(spec)
+}
+
+/// A model-building error, with the simulator's `transports[i]` named as the scenario's
+/// `transports.NAME`.
+pub fn build_error(sc: &Scenario, e: pl2_sim::sim::BuildError) -> ScenarioError {
+    let mut err = ScenarioError::from_build(e);
+    if let Some(rest) = err.path.strip_prefix("transports[") {
+        if let Some((i, tail)) = rest.split_once(']') {
+            if let Some(name) = i.parse::<usize>().ok().and_then(|i| sc.transports.keys().nth(i)) {
+                err.path = format!("transports.{name}{tail}");
+            }
+        }
+    }
+    err
+}
+
+/// The index of the transport workload `i` names (0: the default `[transport]`; named
+/// ones from 1 in name order) and its configuration.
+fn workload_transport<'a>(sc: &'a Scenario, i: usize, name: Option<&str>) -> Result<(u8, &'a pl2_sim::sim::TransportConfig), ScenarioError> {
+    let Some(name) = name else { return Ok((0, &sc.transport)) };
+    match sc.transports.iter().position(|(k, _)| k == name) {
+        Some(j) => Ok((j as u8 + 1, &sc.transports[name])),
+        None => {
+            let known: Vec<&str> = sc.transports.keys().map(String::as_str).collect();
+            Err(ScenarioError::field(
+                &format!("workload[{i}].transport"),
+                format!("\"{name}\""),
+                if known.is_empty() { "the name of a [transports.NAME] table, and the scenario has none".to_string() } else { format!("one of {known:?}") },
+                "define it as [transports.NAME], or leave transport out to use [transport]",
+            ))
+        }
+    }
 }
 
 /// Builds the simulation input without building the model.
@@ -36,12 +68,20 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
     let host_rate = |h: u32| -> BitsPerSec {
         graph.links.iter().find(|l| l.a == h || l.b == h).map(|l| l.rate).unwrap_or(net.link.rate)
     };
-    let l4 = sc.transport.l4();
+    if sc.transports.len() >= pl2_sim::sim::MAX_TRANSPORTS {
+        return Err(ScenarioError::field("transports", sc.transports.len(), format!("at most {} named transports", pl2_sim::sim::MAX_TRANSPORTS - 1), "merge workloads that can share a transport"));
+    }
+    if let Some(name) = sc.transports.keys().find(|k| k.as_str() == crate::tables::DEFAULT_TRANSPORT) {
+        return Err(ScenarioError::field(&format!("transports.{name}"), name, "a name other than \"default\", which names [transport]", "rename the table"));
+    }
     let end = SimTime(sc.run.duration.0);
     let mut sources = Vec::new();
     let mut persistent = Vec::new();
     let mut apps = Vec::new();
-    for (i, w) in sc.workloads.iter().enumerate() {
+    for (i, wl) in sc.workloads.iter().enumerate() {
+        let (transport, tcfg) = workload_transport(sc, i, wl.transport.as_deref())?;
+        let l4 = tcfg.l4();
+        let w = &wl.kind;
         let at = |f: &str| format!("workload[{i}].{f}");
         let hosts = |set: &crate::workload_spec::HostSet, f: &str| {
             set.resolve(n).map_err(|e| ScenarioError::field(&at(f), "", e, "hosts are numbered from 0"))
@@ -60,7 +100,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     msgs.push(MessageSpec { time: SimTime(start.0 + c * interval), src: s, dst: d, size, thread: u16::MAX, priority });
                 }
             }
-            Source::List { msgs, next: 0 }
+            Source::List { msgs, next: 0, transport }
         };
         match w {
             WorkloadConfig::Poisson { hosts: hs, load, sizes, sizes_format, truncate, dests, priority, start, stop } => {
@@ -93,7 +133,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     })
                     .map_err(|e| werr(&at("load"), e))?;
                     let rng = SimRng::stream(sc.seed, &format!("workload{i}/host{h}"));
-                    sources.push(Source::Poisson { gen: Box::new(gen), rng, pending: None });
+                    sources.push(Source::Poisson { gen: Box::new(gen), rng, pending: None, transport });
                 }
             }
             WorkloadConfig::Incast { senders, receiver, size, count, interval, start, priority } => {
@@ -141,7 +181,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                         if persistent.iter().any(|p: &PersistentSpec| p.host == h && p.thread == t) {
                             return Err(ScenarioError::field(&at("senders"), h, "a thread not already running another persistent stream", "use different senders or threads"));
                         }
-                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0) });
+                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0), transport });
                     }
                 }
             }
@@ -160,6 +200,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     stop: r.stop.map(|s| SimTime(s.0)),
                     count: r.count,
                     priority: r.priority,
+                    transport,
                 };
                 spec.validate(n, net.host.threads).map_err(|e| app_err(i, e))?;
                 apps.push(AppSpec::Rpc(spec));
@@ -179,6 +220,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     compute: p.compute.clone(),
                     start: SimTime(p.start.0),
                     priority: p.priority,
+                    transport,
                 };
                 spec.validate(n, net.host.threads).map_err(|e| app_err(i, e))?;
                 apps.push(AppSpec::PsShuffle(spec));
@@ -187,13 +229,14 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 let path = base_dir.join(file);
                 let list = MessageList::from_file(&path).map_err(|e| werr(&at("file"), e))?;
                 list.validate_hosts(n).map_err(|e| werr(&at("file"), e))?;
-                sources.push(Source::List { msgs: list.into_messages(), next: 0 });
+                sources.push(Source::List { msgs: list.into_messages(), next: 0, transport });
             }
         }
     }
     Ok(SimSpec {
         net: net.clone(),
         transport: sc.transport.clone(),
+        transports: sc.transports.values().cloned().collect(),
         seed: sc.seed,
         sources,
         persistent,

@@ -33,6 +33,9 @@ fn type_of(s: &Value) -> String {
     }
     match s.get("type") {
         Some(Value::String(t)) if t == "array" => format!("list of {}", s.get("items").map(type_of).unwrap_or_default()),
+        Some(Value::String(t)) if t == "object" && s.get("additionalProperties").is_some_and(Value::is_object) => {
+            format!("table of {} by name", s.get("additionalProperties").map(type_of).unwrap_or_default())
+        }
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(ts)) => {
             let v: Vec<&str> = ts.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect();

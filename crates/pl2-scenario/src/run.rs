@@ -44,7 +44,7 @@ pub fn run_scenario(
 ) -> Result<RunOutput, RunError> {
     // `Scenario::parse` already built the model once to validate it.
     let spec = compile_spec(sc, base_dir)?;
-    let mut sim = Simulation::new(spec).map_err(ScenarioError::from_build)?;
+    let mut sim = Simulation::new(spec).map_err(|e| crate::compile::build_error(sc, e))?;
     let end = SimTime(sc.run.duration.0);
     // Records are drained every slice of simulated time. A fixed upper bound keeps the
     // buffered records (port and goodput windows, drops, messages) independent of the
@@ -52,9 +52,10 @@ pub fn run_scenario(
     let slice = (end.0 / 200).clamp(1_000_000, MAX_SLICE_PS);
     let w = Window { from: SimTime(sc.run.warmup.0), until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0) };
     use crate::workload_spec::WorkloadConfig;
-    let has = |f: fn(&WorkloadConfig) -> bool| sc.workloads.iter().any(f);
+    let has = |f: fn(&WorkloadConfig) -> bool| sc.workloads.iter().any(|w| f(&w.kind));
     let mut col = Collector::new(w, sim.host_count())
-        .with_app_tables(has(|x| matches!(x, WorkloadConfig::Rpc(_))), has(|x| matches!(x, WorkloadConfig::PsShuffle(_))));
+        .with_app_tables(has(|x| matches!(x, WorkloadConfig::Rpc(_))), has(|x| matches!(x, WorkloadConfig::PsShuffle(_))))
+        .with_transport_names(sc.transports.keys().map(String::as_str));
     let wall0 = std::time::Instant::now();
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;

@@ -4,7 +4,7 @@
 //! [`ScenarioError`] naming the field path.
 
 use crate::error::ScenarioError;
-use crate::workload_spec::WorkloadConfig;
+use crate::workload_spec::Workload;
 use pl2_sim::config::NetworkConfig;
 use pl2_sim::sim::{FaultSpec, MetricsConfig, TransportConfig};
 use pl2_sim::units::Duration;
@@ -55,12 +55,19 @@ pub struct Scenario {
     /// Topology, links, hosts, switches, framing: `[network]`.
     #[serde(default)]
     pub network: NetworkConfig,
-    /// The transport every host runs: `[transport]`, selected by `kind`.
+    /// The default transport, selected by `kind`: `[transport]`. Every workload uses it
+    /// unless it names one of `transports`.
     #[serde(default)]
     pub transport: TransportConfig,
+    /// Further transports by name, `[transports.NAME]`, for runs that mix them (say TCP
+    /// RPCs beside UDP background): a workload selects one with `transport = "NAME"`.
+    /// Every host runs all of them. Transports over PL2 share the ToR's scheduler and
+    /// must configure it alike. At most 7. Default none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub transports: std::collections::BTreeMap<String, TransportConfig>,
     /// Traffic: any number of `[[workload]]` tables.
     #[serde(default, rename = "workload")]
-    pub workloads: Vec<WorkloadConfig>,
+    pub workloads: Vec<Workload>,
     /// Fault injection: any number of `[[fault]]` tables.
     #[serde(default, rename = "fault")]
     pub faults: Vec<FaultSpec>,
@@ -100,7 +107,7 @@ impl Scenario {
         use crate::workload_spec::WorkloadConfig;
         let mut v = Vec::new();
         for w in &self.workloads {
-            match w {
+            match &w.kind {
                 WorkloadConfig::Poisson { sizes, .. }
                     if sizes.parse::<pl2_sim::units::Bytes>().is_err() && !pl2_sim::workload::BUILTIN_NAMES.contains(&sizes.as_str()) =>
                 {

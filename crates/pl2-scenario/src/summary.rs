@@ -5,6 +5,7 @@
 use crate::tables::{node_name, port_ends, Collector, Window};
 use pl2_sim::metrics::DropReason;
 use pl2_sim::sim::{Simulation, StopReason};
+use pl2_sim::sim::TransportConfig;
 use serde_json::{json, Map, Value};
 
 /// Nearest-rank percentile of `sorted` (ascending) where `unfinished` more samples are
@@ -77,6 +78,7 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
     let sd: Vec<f64> = msgs.iter().filter_map(|m| m.2).collect();
     let c = sim.counters();
     let graph = sim.graph();
+    let tps = sim.transport_configs();
     let until = w.until.min(sim.now());
     let span_s = (until.0.saturating_sub(w.from.0)) as f64 * 1e-12;
     let mut goodput = Map::new();
@@ -131,19 +133,22 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
         "goodput_gbps": goodput,
         "drops": drops,
         "max_queue_bytes": maxq,
-        "pl2": match sim.transport_config() {
-            pl2_sim::sim::TransportConfig::Pl2(_) => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
+        // Each protocol's counters, summed over every transport of that kind in the run.
+        "pl2": if tps.iter().any(|t| matches!(t, TransportConfig::Pl2(_)) || matches!(t, TransportConfig::Tcp(c) if c.pl2_config().is_some())) {
             // TCP over PL2: the PL2 layer's and the ToR's counters beside TCP's.
-            pl2_sim::sim::TransportConfig::Tcp(t) if t.pl2_config().is_some() => serde_json::to_value(sim.pl2_stats()).expect("plain counters"),
-            _ => Value::Null,
+            serde_json::to_value(sim.pl2_stats()).expect("plain counters")
+        } else {
+            Value::Null
         },
-        "rds": match sim.transport_config() {
-            pl2_sim::sim::TransportConfig::Rds(_) => serde_json::to_value(sim.rds_stats()).expect("plain counters"),
-            _ => Value::Null,
+        "rds": if tps.iter().any(|t| matches!(t, TransportConfig::Rds(_))) {
+            serde_json::to_value(sim.rds_stats()).expect("plain counters")
+        } else {
+            Value::Null
         },
-        "tcp": match sim.transport_config() {
-            pl2_sim::sim::TransportConfig::Tcp(_) => serde_json::to_value(sim.tcp_stats()).expect("plain counters"),
-            _ => Value::Null,
+        "tcp": if tps.iter().any(|t| matches!(t, TransportConfig::Tcp(_))) {
+            serde_json::to_value(sim.tcp_stats()).expect("plain counters")
+        } else {
+            Value::Null
         },
     })
 }

@@ -28,6 +28,7 @@ struct MsgCols {
     size: Vec<u64>,
     thread: Vec<u16>,
     prio: Vec<u8>,
+    transport: Vec<u8>,
     start: Vec<u64>,
     finish: Vec<Option<u64>>,
     ideal: Vec<u64>,
@@ -36,13 +37,14 @@ struct MsgCols {
 
 impl MsgCols {
     fn clear(&mut self) {
-        let MsgCols { id, src, dst, size, thread, prio, start, finish, ideal, breakdown } = self;
+        let MsgCols { id, src, dst, size, thread, prio, transport, start, finish, ideal, breakdown } = self;
         id.clear();
         src.clear();
         dst.clear();
         size.clear();
         thread.clear();
         prio.clear();
+        transport.clear();
         start.clear();
         finish.clear();
         ideal.clear();
@@ -98,6 +100,8 @@ pub struct Collector {
     probes: Vec<pl2_sim::metrics::ProbeRecord>,
     rpcs: Vec<pl2_sim::metrics::RpcRecord>,
     iterations: Vec<pl2_sim::metrics::IterationRecord>,
+    /// Names of the run's transports by index (the `transport` column of `messages`).
+    transport_names: Vec<String>,
     /// Write the `rpcs` / `iterations` tables even when empty.
     rpc_table: bool,
     iteration_table: bool,
@@ -128,6 +132,7 @@ impl Collector {
             probes: Vec::new(),
             rpcs: Vec::new(),
             iterations: Vec::new(),
+            transport_names: vec![DEFAULT_TRANSPORT.to_string()],
             rpc_table: false,
             iteration_table: false,
             window_rpcs: Vec::new(),
@@ -143,6 +148,14 @@ impl Collector {
     pub fn with_app_tables(mut self, rpcs: bool, iterations: bool) -> Collector {
         self.rpc_table = rpcs;
         self.iteration_table = iterations;
+        self
+    }
+
+    /// Names the run's transports after the default (the scenario's `[transports.NAME]`
+    /// tables, in index order).
+    pub fn with_transport_names<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Collector {
+        self.transport_names.truncate(1);
+        self.transport_names.extend(names.into_iter().map(str::to_string));
         self
     }
 
@@ -176,6 +189,7 @@ impl Collector {
             m.size.push(x.size);
             m.thread.push(x.thread);
             m.prio.push(x.prio);
+            m.transport.push(x.transport);
             m.start.push(x.start.0);
             m.finish.push(x.finish.map(|f| f.0));
             m.ideal.push(x.ideal.0);
@@ -219,7 +233,7 @@ impl Collector {
         // their capacity is reused by the next rows instead of being regrown (and the
         // allocator's heap fragmented) every flush.
         let batches = [
-            ("messages", messages_batch(&self.msgs, w)),
+            ("messages", messages_batch(&self.msgs, w, &self.transport_names)),
             ("drops", drops_batch(&self.drops)),
             ("ports", ports_batch(&self.ports, graph)),
             ("goodput", goodput_batch(&self.goodput)),
@@ -287,7 +301,10 @@ pub const BREAKDOWN_COLUMNS: [&str; 7] = [
     "receive_ps",
 ];
 
-fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
+/// The `transport` column's value for messages of the scenario's `[transport]`.
+pub const DEFAULT_TRANSPORT: &str = "default";
+
+fn messages_batch(m: &MsgCols, w: Window, transport_names: &[String]) -> RecordBatch {
     // Rows in completion order (unfinished messages last): the same in memory and when
     // streamed to files.
     let order: Vec<usize> = (0..m.id.len()).collect();
@@ -310,6 +327,7 @@ fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
             ("size_bytes", DataType::UInt64, false),
             ("thread", DataType::UInt16, false),
             ("priority", DataType::UInt8, false),
+            ("transport", DataType::Utf8, false),
             ("start_ps", DataType::UInt64, false),
             ("finish_ps", DataType::UInt64, true),
             ("latency_ps", DataType::UInt64, true),
@@ -327,6 +345,11 @@ fn messages_batch(m: &MsgCols, w: Window) -> RecordBatch {
             u64s(order.iter().map(|&i| m.size[i])),
             Arc::new(thread.finish()),
             Arc::new(prio.finish()),
+            {
+                let mut b = StringBuilder::new();
+                order.iter().for_each(|&i| b.append_value(&transport_names[m.transport[i] as usize]));
+                Arc::new(b.finish()) as ArrayRef
+            },
             u64s(order.iter().map(|&i| m.start[i])),
             Arc::new(fin.finish()),
             Arc::new(lat.finish()),

@@ -94,6 +94,18 @@ fn all() -> HostSet {
     HostSet::All
 }
 
+/// One `[[workload]]` table: a source of traffic (`kind` and its fields) and the
+/// transport its messages use.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Workload {
+    /// The transport carrying this workload's messages: the name of a
+    /// `[transports.NAME]` table. Default: the scenario's `[transport]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(flatten)]
+    pub kind: WorkloadConfig,
+}
+
 /// One source of traffic.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]

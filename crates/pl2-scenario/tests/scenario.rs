@@ -193,3 +193,121 @@ fn every_example_and_bench_scenario_round_trips_through_its_canonical_form() {
         }
     }
 }
+
+/// A run's `messages` table as (src, dst, size, start, finish, ideal) rows, sorted, and
+/// its `transport` column.
+fn message_rows(text: &str) -> (serde_json::Value, Vec<[u64; 6]>, Vec<String>) {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{UInt32Type, UInt64Type};
+    let sc = Scenario::parse(text, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let mut sink = MemorySink::default();
+    let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
+    let mut rows = Vec::new();
+    let mut names = Vec::new();
+    for (name, b) in sink.into_tables() {
+        if name != "messages" {
+            continue;
+        }
+        let u32s = |c: &str| b.column_by_name(c).unwrap().as_primitive::<UInt32Type>().values().to_vec();
+        let u64s = |c: &str| b.column_by_name(c).unwrap().as_primitive::<UInt64Type>().iter().map(|v| v.unwrap_or(u64::MAX)).collect::<Vec<_>>();
+        let (src, dst) = (u32s("src"), u32s("dst"));
+        let (size, start, finish, ideal) = (u64s("size_bytes"), u64s("start_ps"), u64s("finish_ps"), u64s("ideal_ps"));
+        for i in 0..b.num_rows() {
+            rows.push([u64::from(src[i]), u64::from(dst[i]), size[i], start[i], finish[i], ideal[i]]);
+        }
+        names.extend(b.column_by_name("transport").unwrap().as_string::<i32>().iter().map(|s| s.unwrap().to_string()));
+    }
+    rows.sort_unstable();
+    (out.summary, rows, names)
+}
+
+const MIXED_NET: &str = r#"
+seed = 5
+[run]
+duration = "2ms"
+[network]
+topology = { kind = "single_rack", hosts = 4 }
+[network.host]
+threads = 2
+send_latency = "500ns"
+recv_latency = "700ns"
+"#;
+
+#[test]
+fn a_named_transport_carries_its_workload_exactly_as_the_default_would() {
+    let tcp = "kind = \"tcp\"\ncc = \"dctcp\"\n";
+    let load = "kind = \"poisson\"\nload = 0.4\nsizes = \"w4\"\nhosts = [0, 1, 2]\ndests = [3]\n";
+    let as_default = format!("{MIXED_NET}[transport]\n{tcp}[[workload]]\n{load}");
+    let as_named = format!("{MIXED_NET}[transports.dc]\n{tcp}[[workload]]\ntransport = \"dc\"\n{load}");
+    let (s1, m1, n1) = message_rows(&as_default);
+    let (s2, m2, n2) = message_rows(&as_named);
+    assert!(m1.len() > 100, "{} messages", m1.len());
+    assert_eq!(m1, m2, "same messages, same times, same ideal times");
+    assert_eq!(s1["tcp"], s2["tcp"], "TCP's counters (timeouts, retransmissions) agree");
+    assert!(s1["tcp"]["segments_sent"].as_u64().unwrap_or(1) > 0);
+    assert!(n1.iter().all(|n| n == "default") && n2.iter().all(|n| n == "dc"), "the transport column names the transport");
+}
+
+#[test]
+fn mixed_transports_apart_in_time_match_their_runs_alone() {
+    // TCP incast at 0, UDP incast at 1 ms (long after the first has drained): each
+    // message takes exactly as long, with the same ideal time, as in a run of its
+    // workload alone, although the two transports frame data differently.
+    let tcp = "[[workload]]\nkind = \"incast\"\nsenders = [0, 1]\nreceiver = 3\nsize = \"200KB\"\n";
+    let udp = "[[workload]]\nkind = \"incast\"\nsenders = [1, 2]\nreceiver = 3\nsize = \"300KB\"\nstart = \"1ms\"\n";
+    let (_, tcp_alone, _) = message_rows(&format!("{MIXED_NET}[transport]\nkind = \"tcp\"\n{tcp}"));
+    let (_, udp_alone, _) = message_rows(&format!("{MIXED_NET}[transport]\nkind = \"raw\"\nheaders = \"udp\"\n{udp}"));
+    let mixed = format!("{MIXED_NET}[transport]\nkind = \"tcp\"\n[transports.udp]\nkind = \"raw\"\nheaders = \"udp\"\n{tcp}{udp}transport = \"udp\"\n");
+    let (s, both, names) = message_rows(&mixed);
+    let mut want = [tcp_alone, udp_alone].concat();
+    want.sort_unstable();
+    assert_eq!(both, want);
+    assert_ne!(both[0][5], both[3][5], "TCP and UDP framing give different ideal times");
+    assert_eq!(names.iter().filter(|n| *n == "udp").count(), 2);
+    assert_eq!(s["counters"]["packets_in_flight"], 0);
+    assert_eq!(s["counters"]["packets_created"], s["counters"]["packets_delivered"], "conservation, nothing dropped");
+}
+
+#[test]
+fn transports_over_pl2_share_the_tors_scheduler() {
+    // The PL2 paper's Figs. 5–6 set-up in small: memcached over TCP over PL2 beside UDP
+    // background over PL2 into the client. Both schedule with the one ToR scheduler; with
+    // the dequeue decrement it drops nothing, and every reservation either transport
+    // asks for is answered by it.
+    let pl2 = "k = 4\nt = 15\ndecrement_at = \"dequeue\"\nimproved = true\n";
+    let text = format!(
+        "{MIXED_NET}[network.switch]\nbuffer = \"9MB\"\ndynamic_thresholds = false\nport_limit = \"1500000B\"\n\
+         [transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n[transport.pl2]\n{pl2}\
+         [transports.bg]\nkind = \"pl2\"\nheaders = \"udp\"\n{pl2}\
+         [[workload]]\nkind = \"rpc\"\nclients = [0]\nservers = [1]\nconcurrency = 2\nstop = \"1ms\"\n\
+         [[workload]]\ntransport = \"bg\"\nkind = \"persistent\"\nsenders = [2, 3]\nreceiver = 0\nsize = \"64KiB\"\nthreads = 2\n"
+    );
+    let (s, _, names) = message_rows(&text);
+    assert_eq!(s["counters"]["packets_dropped"], 0, "{}", s["drops"]);
+    assert!(s["rpcs"]["finished"].as_u64().unwrap() > 100, "{}", s["rpcs"]);
+    assert!(names.iter().filter(|n| *n == "bg").count() > 100 && names.iter().filter(|n| *n == "default").count() > 200);
+    let p = &s["pl2"];
+    // Every burst of either transport asks for its slots: a request and a response per
+    // RPC, and ⌈64 KiB / (K · 1472 B)⌉ = 12 bursts per background message (all but the
+    // 4 still being sent when the run ends are complete).
+    let bg = names.iter().filter(|n| *n == "bg").count() as u64;
+    let asked = 2 * s["rpcs"]["finished"].as_u64().unwrap() + 12 * (bg - 4);
+    let (rsvs, seen) = (p["rsvs"].as_u64().unwrap(), p["switch"]["rsvs"].as_u64().unwrap());
+    assert!(rsvs >= asked && seen <= rsvs && rsvs - seen <= 8, "{asked} bursts, hosts sent {rsvs} RSVs, the ToR saw {seen}: {p}");
+    assert!(s["goodput_gbps"]["h0"].as_f64().unwrap() > 50.0, "the background fills the client's downlink: {}", s["goodput_gbps"]);
+    // The ToR runs one scheduler: transports over PL2 must configure it alike.
+    let e = err(&text.replace("[transports.bg]\nkind = \"pl2\"\nheaders = \"udp\"\nk = 4\n", "[transports.bg]\nkind = \"pl2\"\nheaders = \"udp\"\nk = 8\n"));
+    assert!(e.starts_with("transports.bg") && e.contains("ToR runs one scheduler"), "{e}");
+}
+
+#[test]
+fn a_workload_naming_an_unknown_transport_is_an_error() {
+    let e = err(&format!("{BASE}transport = \"udp\"\n"));
+    assert!(e.starts_with("workload[0].transport") && e.contains("[transports.NAME]"), "{e}");
+    let e = err(&format!("{BASE}transport = \"udp\"\n[transports.tcp]\nkind = \"tcp\"\n"));
+    assert!(e.contains("one of [\"tcp\"]"), "{e}");
+    let e = err(&format!("{BASE}[transports.default]\nkind = \"tcp\"\n"));
+    assert!(e.starts_with("transports.default"), "{e}");
+    let e = err(&format!("{BASE}[transports.t]\nkind = \"tcp\"\nbogus = 1\n"));
+    assert!(e.contains("bogus"), "{e}");
+}

@@ -56,6 +56,8 @@ pub struct MessageRecord {
     pub size: u64,
     pub thread: u16,
     pub prio: u8,
+    /// The transport that carried it (index; 0 is the default).
+    pub transport: u8,
     /// Arrival at the sending application (before any wait for a free thread).
     pub start: SimTime,
     /// Delivery of its last byte to the receiving application; `None` if unfinished.

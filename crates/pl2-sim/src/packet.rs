@@ -75,8 +75,9 @@ pub struct Packet {
     /// 802.1Q priority, 0 (lowest) to 7 (highest).
     pub prio: u8,
     pub flags: u8,
-    /// Links crossed so far.
-    pub hops: u8,
+    /// Which of the run's transports sent it (index into the simulation's transports; 0
+    /// is the scenario's `[transport]`): the receiving host hands it to the same one.
+    pub transport: u8,
 }
 
 impl Packet {

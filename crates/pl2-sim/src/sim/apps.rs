@@ -191,8 +191,9 @@ impl Apps {
 
 impl Simulation {
     /// Starts a message that application tag `tag` follows, on `thread` of `src`.
-    fn app_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, tag: AppTag) -> (u64, Duration) {
-        let slot = self.new_message(src, dst, size, thread, prio);
+    #[allow(clippy::too_many_arguments)]
+    fn app_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, transport: u8, tag: AppTag) -> (u64, Duration) {
+        let slot = self.new_message(src, dst, size, thread, prio, transport);
         let m = &mut self.msgs[slot as usize];
         m.tag = tag;
         let (id, ideal) = (m.rec.id, m.rec.ideal);
@@ -273,11 +274,11 @@ impl Simulation {
         let now = self.now;
         let conn = &self.apps.conns[c as usize];
         let app = &self.apps.rpc[conn.app as usize];
-        let (client, server, thread, prio) = (conn.client, conn.server, conn.thread, app.spec.priority);
+        let (client, server, thread, prio, transport) = (conn.client, conn.server, conn.thread, app.spec.priority, app.spec.transport);
         match conn.phase {
             Phase::Service => {
                 let size = app.spec.response_bytes;
-                let (id, _) = self.app_message(server, client, size, thread, prio, AppTag::Response(c));
+                let (id, _) = self.app_message(server, client, size, thread, prio, transport, AppTag::Response(c));
                 let conn = &mut self.apps.conns[c as usize];
                 conn.rec.response_id = Some(id);
                 conn.rec.response_start = Some(now);
@@ -298,7 +299,7 @@ impl Simulation {
                 let size = app.spec.request_bytes;
                 let id = self.apps.next_rpc_id;
                 self.apps.next_rpc_id += 1;
-                let (msg, _) = self.app_message(client, server, size, thread, prio, AppTag::Request(c));
+                let (msg, _) = self.app_message(client, server, size, thread, prio, transport, AppTag::Request(c));
                 let conn = &mut self.apps.conns[c as usize];
                 conn.issued += 1;
                 conn.phase = Phase::Request;
@@ -323,7 +324,7 @@ impl Simulation {
         let k = u64::from(spec.threads_per_flow);
         for q in 0..n {
             let size = if q + 1 == n { bytes - m * (n - 1) } else { m };
-            self.app_message(src, dst, size, first + (q % k) as u16, spec.priority, tag);
+            self.app_message(src, dst, size, first + (q % k) as u16, spec.priority, spec.transport, tag);
         }
     }
 

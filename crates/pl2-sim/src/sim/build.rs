@@ -57,9 +57,63 @@ impl NetworkConfig {
     }
 }
 
+/// The spec field that configures transport `t`: `transport` for the default,
+/// `transports[i]` for the others.
+fn transport_field(t: usize) -> String {
+    if t == 0 {
+        "transport".to_string()
+    } else {
+        format!("transports[{}]", t - 1)
+    }
+}
+
+/// A source's transport index names one of the run's `n` transports.
+fn check_transport(t: u8, n: usize, field: &str) -> Result<(), BuildError> {
+    if t as usize >= n {
+        return Err(invalid(format!("{field}.transport"), format!("{t}, but the run has {n} transport(s) (index 0 is the default)")));
+    }
+    Ok(())
+}
+
+/// Host `h`'s instance of the transport `cfg` (configured at `field`).
+fn host_transport(cfg: &TransportConfig, h: u32, net: &NetworkConfig, host_rate: BitsPerSec, field: &str) -> Result<HostTransport, BuildError> {
+    let hc = &net.host;
+    let max_payload = |l4| net.framing.max_payload(l4, net.mtu.0);
+    match cfg {
+        TransportConfig::Raw(c) => {
+            if c.priority > 7 {
+                return Err(invalid(format!("{field}.priority"), format!("{}; 802.1Q priorities are 0..7", c.priority)));
+            }
+            Ok(HostTransport::Raw(RawHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames)))
+        }
+        TransportConfig::Pl2(c) => {
+            c.validate().map_err(|e| invalid(field, e))?;
+            let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, host_rate.0, c.slot_basis());
+            let t = Pl2Host::new(c, h, max_payload(c.l4()), slot).map_err(|e| invalid(field, e))?;
+            Ok(HostTransport::Pl2(Box::new(t)))
+        }
+        TransportConfig::Rds(c) => {
+            let t = RdsHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid(field, e))?;
+            Ok(HostTransport::Rds(Box::new(t)))
+        }
+        TransportConfig::Tcp(c) => {
+            c.validate_scheduler().map_err(|(f, e)| invalid(f.replacen("transport", field, 1), e))?;
+            let basis = c.pl2_config().unwrap_or_default().slot_basis();
+            let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, host_rate.0, basis);
+            let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid(field, e))?;
+            Ok(HostTransport::Tcp(Box::new(t)))
+        }
+    }
+}
+
 impl Simulation {
     pub fn new(spec: SimSpec) -> Result<Simulation, BuildError> {
-        let SimSpec { net, transport, seed, sources, persistent, apps, faults, metrics } = spec;
+        let SimSpec { net, transport, transports: more, seed, sources, persistent, apps, faults, metrics } = spec;
+        let mut transport_cfgs = vec![transport];
+        transport_cfgs.extend(more);
+        if transport_cfgs.len() > MAX_TRANSPORTS {
+            return Err(invalid("transports", format!("{} transports; a run mixes at most {MAX_TRANSPORTS} (the default and {} more)", transport_cfgs.len(), MAX_TRANSPORTS - 1)));
+        }
         net.validate()?;
         if metrics.window.0 == 0 {
             return Err(invalid("metrics.window", "must be positive, e.g. \"10us\""));
@@ -128,7 +182,7 @@ impl Simulation {
                 thread_busy: vec![false; hc.threads as usize],
                 thread_queue: vec![VecDeque::new(); hc.threads as usize],
                 shared_queue: VecDeque::new(),
-                timers: Vec::new(),
+                timers: vec![Vec::new(); transport_cfgs.len()],
                 up: true,
                 goodput: LazyWindow::default(),
                 tx_notify: None,
@@ -148,37 +202,14 @@ impl Simulation {
             })
             .collect();
 
-        let max_payload = |l4| net.framing.max_payload(l4, net.mtu.0);
-        let transports = (0..n_hosts)
-            .map(|h| match &transport {
-                TransportConfig::Raw(c) => {
-                    if c.priority > 7 {
-                        return Err(invalid("transport.priority", format!("{}; 802.1Q priorities are 0..7", c.priority)));
-                    }
-                    Ok(HostTransport::Raw(RawHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames)))
-                }
-                TransportConfig::Pl2(c) => {
-                    c.validate().map_err(|e| invalid("transport", e))?;
-                    let l4 = c.l4();
-                    let rate = ports[host_port[0] as usize].rate;
-                    let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, rate.0, c.slot_basis());
-                    let t = Pl2Host::new(c, h, max_payload(l4), slot).map_err(|e| invalid("transport", e))?;
-                    Ok(HostTransport::Pl2(Box::new(t)))
-                }
-                TransportConfig::Rds(c) => {
-                    let t = RdsHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid("transport", e))?;
-                    Ok(HostTransport::Rds(Box::new(t)))
-                }
-                TransportConfig::Tcp(c) => {
-                    c.validate_scheduler().map_err(|(f, e)| invalid(f, e))?;
-                    let rate = ports[host_port[0] as usize].rate;
-                    let basis = c.pl2_config().unwrap_or_default().slot_basis();
-                    let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, rate.0, basis);
-                    let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid("transport", e))?;
-                    Ok(HostTransport::Tcp(Box::new(t)))
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let host_rate = ports[host_port[0] as usize].rate;
+        let mut transports = Vec::with_capacity(transport_cfgs.len() * n_hosts as usize);
+        for (t, cfg) in transport_cfgs.iter().enumerate() {
+            let field = transport_field(t);
+            for h in 0..n_hosts {
+                transports.push(host_transport(cfg, h, &net, host_rate, &field)?);
+            }
+        }
 
         for (i, p) in persistent.iter().enumerate() {
             let f = format!("persistent[{i}]");
@@ -191,6 +222,7 @@ impl Simulation {
             if p.size == 0 || p.prio > 7 {
                 return Err(invalid(f, "size must be ≥ 1 byte and priority 0..7"));
             }
+            check_transport(p.transport, transport_cfgs.len(), &f)?;
         }
 
         // Application workloads: valid parameters, and no thread sends for two of them
@@ -200,6 +232,7 @@ impl Simulation {
         for a in &apps {
             let f = format!("workload[{}]", a.label());
             a.validate(n_hosts, hc.threads).map_err(|e| invalid(&f, e.to_string()))?;
+            check_transport(a.transport(), transport_cfgs.len(), &f)?;
             for (h, t) in a.host_threads() {
                 if let Some(other) = taken.insert((h, t), f.clone()) {
                     return Err(invalid(f, format!("host {h} thread {t} also sends for {other}; give the workloads different hosts or threads (first_thread)")));
@@ -221,7 +254,7 @@ impl Simulation {
             switches,
             routes,
             transports,
-            transport_cfg: transport,
+            transport_cfgs,
             arena: PacketArena::default(),
             msgs: Vec::new(),
             free_msgs: Vec::new(),
@@ -248,18 +281,7 @@ impl Simulation {
             timers: Vec::new(),
             port_rng,
         };
-        match &sim.transport_cfg {
-            TransportConfig::Pl2(c) => {
-                let c = c.clone();
-                sim.install_pl2(&c, TagLayout::Raw, "transport")?;
-            }
-            TransportConfig::Tcp(t) => {
-                if let Some(c) = t.pl2_config() {
-                    sim.install_pl2(&c, TagLayout::Tcp, "transport.scheduler")?;
-                }
-            }
-            _ => {}
-        }
+        sim.install_pl2()?;
         sim.validate_sources()?;
         if sim.metrics.breakdown {
             sim.breakdown = Some(Vec::new());
@@ -287,27 +309,61 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// PL2: the scheduler on the ToR (single rack only; the hosts' `Pl2Host`s, or TCP
-    /// over PL2's layers, are built with the other transports). `layout`: where the hosts
-    /// put the tag of scheduled frames; `field`: the scenario field that asked for PL2.
-    fn install_pl2(&mut self, c: &crate::transport::pl2::Pl2Config, layout: TagLayout, field: &str) -> Result<(), BuildError> {
+    /// PL2: the scheduler on the ToR, if any transport uses PL2 (raw PL2 or TCP over
+    /// PL2; their hosts' halves are built with the other transports). Single rack only.
+    /// Transports that use PL2 share the ToR's one scheduler, so they must configure it
+    /// alike; each tags its scheduled frames in its own layout.
+    fn install_pl2(&mut self) -> Result<(), BuildError> {
         use crate::transport::pl2::Pl2Switch;
+        let mut layouts = [TagLayout::Raw; MAX_TRANSPORTS];
+        let mut first: Option<(crate::transport::pl2::Pl2Config, String)> = None;
+        for (t, cfg) in self.transport_cfgs.iter().enumerate() {
+            let (c, layout, field) = match cfg {
+                TransportConfig::Pl2(c) => (c.clone(), TagLayout::Raw, transport_field(t)),
+                TransportConfig::Tcp(tcp) => match tcp.pl2_config() {
+                    Some(c) => (c, TagLayout::Tcp, format!("{}.scheduler", transport_field(t))),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            layouts[t] = layout;
+            match &first {
+                None => first = Some((c, field)),
+                Some((c0, f0)) => {
+                    let (a, b) = (self.pl2_scheduler_config(c0), self.pl2_scheduler_config(&c));
+                    if a != b {
+                        return Err(invalid(
+                            field,
+                            format!("schedules with PL2 settings unlike {f0}'s ({b:?} vs {a:?}); the ToR runs one scheduler: give every transport over PL2 the same switch settings (mode, decrement point, K, thresholds, slot)"),
+                        ));
+                    }
+                }
+            }
+        }
+        let Some((c, field)) = first else { return Ok(()) };
+        let c = &c;
+        let field = field.as_str();
         let TopologyConfig::SingleRack { hosts, breakout } = self.net.topology else {
             return Err(invalid(
                 field,
                 "PL2 runs in a single rack (network.topology kind = \"single_rack\"): its ToR schedules every host port; inter-rack PL2 (§7) is future work",
             ));
         };
+        let sched = self.pl2_scheduler_config(c);
+        let sw = Pl2Switch::new(sched, hosts, breakout, layouts).map_err(|e| invalid(field, e))?;
+        self.switches[0].program = SwitchProgram::Pl2(Box::new(sw));
+        Ok(())
+    }
+
+    /// The ToR scheduler's settings for the PL2 configuration `c`.
+    fn pl2_scheduler_config(&self, c: &crate::transport::pl2::Pl2Config) -> pl2_protocol::switch::SchedulerConfig {
         let slot_ps = self.pl2_slot_ps(c);
         let lead_ps = match c.ideal_lead {
             Some(d) => d.0,
             None => self.min_rsv_grt_ps(),
         };
         let lead = pl2_protocol::timeslot::lead_slots(lead_ps, slot_ps);
-        let sched = c.scheduler(slot_ps, lead);
-        let sw = Pl2Switch::new(sched, hosts, breakout, layout).map_err(|e| invalid(field, e))?;
-        self.switches[0].program = SwitchProgram::Pl2(Box::new(sw));
-        Ok(())
+        c.scheduler(slot_ps, lead)
     }
 
     /// The PL2 timeslot: an MTU frame (per the configured definition) at a host link's
@@ -347,6 +403,7 @@ impl Simulation {
         let n = self.graph.hosts;
         let threads = self.net.host.threads;
         for (i, s) in self.sources.iter().enumerate() {
+            check_transport(s.transport(), self.transport_cfgs.len(), &format!("sources[{i}]"))?;
             if let Source::List { msgs, .. } = s {
                 for (j, m) in msgs.iter().enumerate() {
                     let f = format!("sources[{i}].messages[{j}]");

@@ -9,24 +9,25 @@ use crate::transport::{MsgInfo, Protocol};
 
 impl Simulation {
     /// Registers a new message arriving at its sending application now.
-    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8) -> u32 {
+    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, transport: u8) -> u32 {
         let id = self.next_msg_id;
         self.next_msg_id += 1;
         self.counters.messages_created += 1;
         self.live_msgs += 1;
-        let ideal = self.ideal_completion(src, dst, size);
-        let rec = MessageRecord { id, src, dst, size, thread, prio, start: self.now, finish: None, ideal, breakdown: None };
+        let ideal = self.ideal_completion(src, dst, size, transport);
+        let rec = MessageRecord { id, src, dst, size, thread, prio, transport, start: self.now, finish: None, ideal, breakdown: None };
         match self.free_msgs.pop() {
             Some(slot) => {
                 let m = &mut self.msgs[slot as usize];
                 m.gen = m.gen.wrapping_add(1);
                 m.live = true;
+                m.transport = transport;
                 m.tag = apps::AppTag::None;
                 m.rec = rec;
                 slot
             }
             None => {
-                self.msgs.push(MsgSlot { gen: 0, live: true, tag: apps::AppTag::None, rec });
+                self.msgs.push(MsgSlot { gen: 0, live: true, transport, tag: apps::AppTag::None, rec });
                 self.msgs.len() as u32 - 1
             }
         }
@@ -76,30 +77,33 @@ impl Simulation {
                 let cost = self.net.host.send_cpu_per_message.sample(&mut host.rng);
                 host.tx_cpu_free = host.tx_cpu_free.max(self.now) + cost;
                 let info = self.msg_info(slot);
+                let tp = self.msgs[slot as usize].transport;
                 let mut acts = std::mem::take(&mut self.actions);
-                self.transports[h as usize].on_message(self.now, &info, &mut acts);
-                self.apply_actions(h, acts);
+                let now = self.now;
+                self.transport_mut(tp, h).on_message(now, &info, &mut acts);
+                self.apply_actions(h, tp, acts);
             }
         }
     }
 
-    /// Carries out what a transport asked for, then returns the buffer for reuse.
-    pub(crate) fn apply_actions(&mut self, h: u32, mut acts: Actions) {
+    /// Carries out what transport `tp` of host `h` asked for, then returns the buffer for
+    /// reuse.
+    pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Actions) {
         let now = self.now;
         if !acts.sends.is_empty() {
-            self.hand_over(h, &acts);
+            self.hand_over(h, tp, &acts);
         }
         for &(id, at) in &acts.timers {
-            let host = &mut self.hosts[h as usize];
+            let timers = &mut self.hosts[h as usize].timers[tp as usize];
             let id_us = id as usize;
-            if id_us >= host.timers.len() {
-                host.timers.resize(id_us + 1, u32::MAX);
+            if id_us >= timers.len() {
+                timers.resize(id_us + 1, u32::MAX);
             }
-            if host.timers[id_us] == u32::MAX {
-                host.timers[id_us] = self.timers.len() as u32;
-                self.timers.push((TimerSlot::default(), h, id));
+            if timers[id_us] == u32::MAX {
+                timers[id_us] = self.timers.len() as u32;
+                self.timers.push((TimerSlot::default(), h, tp, id));
             }
-            let g = host.timers[id_us];
+            let g = timers[id_us];
             let slot = &mut self.timers[g as usize].0;
             match at {
                 Some(t) => {
@@ -169,14 +173,14 @@ impl Simulation {
     /// Starts the next message of persistent stream `i` on its thread.
     pub(crate) fn start_stream_message(&mut self, i: usize) {
         let p = self.persistent[i].clone();
-        let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio);
+        let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio, p.transport);
         self.enqueue_message(slot, p.thread);
     }
 
     /// Passes the frames in `acts.sends` into the host's send path. Frames up to and
     /// including one marked `BURST_END` form a hand-over unit that shares one latency
     /// sample and leaves the send path together.
-    fn hand_over(&mut self, h: u32, acts: &Actions) {
+    fn hand_over(&mut self, h: u32, tp: u8, acts: &Actions) {
         let now = self.now;
         let framing = self.net.framing;
         let hc = &self.net.host;
@@ -190,7 +194,9 @@ impl Simulation {
             let cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
             host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
             group_ready = group_ready.max(host.tx_cpu_free);
-            let id = self.arena.alloc(s.to_packet(h, now, framing));
+            let mut p = s.to_packet(h, now, framing);
+            p.transport = tp;
+            let id = self.arena.alloc(p);
             self.counters.packets_created += 1;
             if let Some(bd) = self.breakdown.as_mut() {
                 let i = id.0 as usize;
@@ -260,16 +266,17 @@ impl Simulation {
         let port = &self.ports[self.hosts[h as usize].port as usize];
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
-        self.transports[h as usize].on_packet(self.now, &p, &view, &mut acts);
-        self.apply_actions(h, acts);
+        let now = self.now;
+        self.transport_mut(p.transport, h).on_packet(now, &p, &view, &mut acts);
+        self.apply_actions(h, p.transport, acts);
         self.critical = None;
     }
 
     /// A transport timer fired.
     pub(crate) fn on_timer(&mut self, g: u32) {
         use crate::engine::TimerFire;
-        let (slot, h, id) = &mut self.timers[g as usize];
-        let (h, id) = (*h, *id);
+        let (slot, h, tp, id) = &mut self.timers[g as usize];
+        let (h, tp, id) = (*h, *tp, *id);
         match slot.on_pop(self.now) {
             TimerFire::Stale => {}
             TimerFire::Requeue(t) => self.events.push(t, Ev::Timer(g)),
@@ -278,8 +285,9 @@ impl Simulation {
                     return;
                 }
                 let mut acts = std::mem::take(&mut self.actions);
-                self.transports[h as usize].on_timer(self.now, id, &mut acts);
-                self.apply_actions(h, acts);
+                let now = self.now;
+                self.transport_mut(tp, h).on_timer(now, id, &mut acts);
+                self.apply_actions(h, tp, acts);
             }
         }
     }

@@ -15,16 +15,17 @@ use crate::framing::L4Headers;
 const IDEAL_CACHE_ENTRIES: usize = 1 << 16;
 
 impl Simulation {
-    /// Data framing of the configured transport: (headers, largest payload).
-    pub(crate) fn data_framing(&self) -> (L4Headers, u64) {
-        let l4 = self.transport_cfg.l4();
+    /// Data framing of transport `tp`: (headers, largest payload).
+    pub(crate) fn data_framing(&self, tp: u8) -> (L4Headers, u64) {
+        let l4 = self.transport_cfgs[tp as usize].l4();
         (l4, self.net.framing.max_payload(l4, self.net.mtu.0))
     }
 
     /// The ideal time of a message of `size` bytes from `src` to `dst`, memoised by
     /// everything it depends on (each hop's rate, delay and switch pipeline, and the
-    /// size), so messages of the same size over alike paths compute it once.
-    pub(crate) fn ideal_completion(&mut self, src: u32, dst: u32, size: u64) -> Duration {
+    /// size and the transport's framing), so messages of the same size over alike paths
+    /// compute it once.
+    pub(crate) fn ideal_completion(&mut self, src: u32, dst: u32, size: u64, tp: u8) -> Duration {
         // Path: the egress ports from src to dst (first equal-cost choice at each switch).
         let mut path = vec![self.hosts[src as usize].port];
         let mut node = self.ports[path[0] as usize].peer;
@@ -34,7 +35,8 @@ impl Simulation {
             path.push(p);
             node = self.ports[p as usize].peer;
         }
-        let mut key = vec![size];
+        let (l4, _) = self.data_framing(tp);
+        let mut key = vec![size, l4.bytes()];
         for &p in &path {
             let port = &self.ports[p as usize];
             key.extend([port.rate.0, port.delay.0]);
@@ -46,7 +48,7 @@ impl Simulation {
         if let Some(&d) = self.ideal_cache.get(&key) {
             return d;
         }
-        let d = self.ideal_on_path(&path, size);
+        let d = self.ideal_on_path(&path, size, tp);
         if self.ideal_cache.len() >= IDEAL_CACHE_ENTRIES {
             self.ideal_cache.clear();
         }
@@ -54,8 +56,8 @@ impl Simulation {
         d
     }
 
-    fn ideal_on_path(&self, path: &[u32], size: u64) -> Duration {
-        let (l4, max_payload) = self.data_framing();
+    fn ideal_on_path(&self, path: &[u32], size: u64, tp: u8) -> Duration {
+        let (l4, max_payload) = self.data_framing(tp);
         let hc = &self.net.host;
         let fec = self.net.link.fec_jitter.min();
         let frames = size.div_ceil(max_payload).max(1);

@@ -38,7 +38,8 @@ use crate::workload::MessageSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Which transport every host runs.
+/// A transport, selected by `kind`: the scenario's default `[transport]` or one of its
+/// named `[transports.NAME]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TransportConfig {
@@ -70,13 +71,23 @@ impl Default for TransportConfig {
     }
 }
 
-/// Where messages come from.
+/// Where messages come from. `transport` is the index of the transport its messages use
+/// (see [`SimSpec::transports`]).
 #[derive(Clone)]
 pub enum Source {
     /// A fixed list, sorted by time (a message-list file, or a one-shot pattern).
-    List { msgs: Vec<MessageSpec>, next: usize },
+    List { msgs: Vec<MessageSpec>, next: usize, transport: u8 },
     /// Open-loop Poisson arrivals at one host.
-    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec> },
+    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec>, transport: u8 },
+}
+
+impl Source {
+    /// The transport its messages use.
+    pub fn transport(&self) -> u8 {
+        match self {
+            Source::List { transport, .. } | Source::Poisson { transport, .. } => *transport,
+        }
+    }
 }
 
 /// A thread that always has another message to send (closed loop): when its transport
@@ -89,6 +100,8 @@ pub struct PersistentSpec {
     pub size: u64,
     pub prio: u8,
     pub start: SimTime,
+    /// The transport its messages use (see [`SimSpec::transports`]).
+    pub transport: u8,
 }
 
 /// Measurement settings.
@@ -147,7 +160,13 @@ pub(crate) struct Tracer {
 #[derive(Clone)]
 pub struct SimSpec {
     pub net: NetworkConfig,
+    /// The transport of messages that name no other (index 0).
     pub transport: TransportConfig,
+    /// Further transports (indices 1, 2, ...) that sources, streams and applications can
+    /// select, so one run can mix, say, TCP RPCs with UDP background. Every host runs
+    /// every transport; a frame is handed to the receiver's instance of the transport
+    /// that sent it. At most [`MAX_TRANSPORTS`] in all.
+    pub transports: Vec<TransportConfig>,
     pub seed: u64,
     pub sources: Vec<Source>,
     pub persistent: Vec<PersistentSpec>,
@@ -156,6 +175,9 @@ pub struct SimSpec {
     pub faults: Vec<FaultSpec>,
     pub metrics: MetricsConfig,
 }
+
+/// Transports one run can mix (the default and up to 7 more).
+pub const MAX_TRANSPORTS: usize = 8;
 
 /// Who owns an egress port.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -201,8 +223,9 @@ pub(crate) struct Host {
     pub thread_busy: Vec<bool>,
     pub thread_queue: Vec<VecDeque<u32>>,
     pub shared_queue: VecDeque<u32>,
-    /// Global timer index of each of the transport's timer ids (`u32::MAX`: none yet).
-    pub timers: Vec<u32>,
+    /// Global timer index of each transport's timer ids, by transport then id
+    /// (`u32::MAX`: none yet).
+    pub timers: Vec<Vec<u32>>,
     pub up: bool,
     pub goodput: LazyWindow,
     /// The frame being serialised, if its transport asked to hear when it is done
@@ -222,6 +245,8 @@ pub(crate) struct Switch {
 pub(crate) struct MsgSlot {
     pub gen: u16,
     pub live: bool,
+    /// The transport carrying it.
+    pub transport: u8,
     pub tag: apps::AppTag,
     pub rec: MessageRecord,
 }
@@ -239,8 +264,11 @@ pub struct Simulation {
     pub(crate) hosts: Vec<Host>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) routes: RoutingTable,
+    /// Every host's instance of every transport: transport `t` of host `h` is at
+    /// `t * hosts + h`.
     pub(crate) transports: Vec<HostTransport>,
-    pub(crate) transport_cfg: TransportConfig,
+    /// The run's transports: index 0 is the default.
+    pub(crate) transport_cfgs: Vec<TransportConfig>,
     pub(crate) arena: PacketArena,
     pub(crate) msgs: Vec<MsgSlot>,
     pub(crate) free_msgs: Vec<u32>,
@@ -268,8 +296,8 @@ pub struct Simulation {
     /// Per-frame times for the latency breakdown (`metrics.breakdown`).
     pub(crate) breakdown: Option<Vec<breakdown::PktTimes>>,
     pub(crate) critical: Option<breakdown::Critical>,
-    /// Every transport timer: its slot, host and the transport's own id.
-    pub(crate) timers: Vec<(TimerSlot, u32, u32)>,
+    /// Every transport timer: its slot, host, transport and the transport's own id.
+    pub(crate) timers: Vec<(TimerSlot, u32, u8, u32)>,
     pub(crate) port_rng: Vec<SimRng>,
 }
 
@@ -280,9 +308,18 @@ impl Simulation {
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
-    /// The transport every host runs.
+    /// The default transport (the one messages use unless their source names another).
     pub fn transport_config(&self) -> &TransportConfig {
-        &self.transport_cfg
+        &self.transport_cfgs[0]
+    }
+    /// Every transport of the run, the default first.
+    pub fn transport_configs(&self) -> &[TransportConfig] {
+        &self.transport_cfgs
+    }
+    /// Host `h`'s instance of transport `t`.
+    pub(crate) fn transport_mut(&mut self, t: u8, h: u32) -> &mut HostTransport {
+        let i = t as usize * self.graph.hosts as usize + h as usize;
+        &mut self.transports[i]
     }
     pub fn host_count(&self) -> u32 {
         self.graph.hosts

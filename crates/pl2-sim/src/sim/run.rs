@@ -107,23 +107,23 @@ impl Simulation {
 
     /// Source `i` produces its next message now.
     fn on_arrival(&mut self, i: u32) {
-        let spec = match &mut self.sources[i as usize] {
-            Source::List { msgs, next } => {
+        let (spec, transport) = match &mut self.sources[i as usize] {
+            Source::List { msgs, next, transport } => {
                 let m = msgs[*next];
                 *next += 1;
-                m
+                (m, *transport)
             }
-            Source::Poisson { pending, .. } => pending.take().expect("arrival scheduled with a pending message"),
+            Source::Poisson { pending, transport, .. } => (pending.take().expect("arrival scheduled with a pending message"), *transport),
         };
-        let slot = self.new_message(spec.src, spec.dst, spec.size, spec.thread, spec.priority);
+        let slot = self.new_message(spec.src, spec.dst, spec.size, spec.thread, spec.priority, transport);
         self.enqueue_message(slot, spec.thread);
         self.schedule_next_arrival(i);
     }
 
     pub(crate) fn schedule_next_arrival(&mut self, i: u32) {
         let next = match &mut self.sources[i as usize] {
-            Source::List { msgs, next } => msgs.get(*next).map(|m| m.time),
-            Source::Poisson { gen, rng, pending } => {
+            Source::List { msgs, next, .. } => msgs.get(*next).map(|m| m.time),
+            Source::Poisson { gen, rng, pending, .. } => {
                 *pending = gen.next(rng);
                 pending.as_ref().map(|m| m.time)
             }

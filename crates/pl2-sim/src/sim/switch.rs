@@ -39,10 +39,12 @@ impl Simulation {
         match p.owner {
             Owner::Host(h) => {
                 let Some((pkt, thread)) = self.hosts[h as usize].nic.pop() else { return };
+                let tp = self.arena.get(pkt).transport;
                 self.start_tx(port, pkt, 0);
                 let mut acts = std::mem::take(&mut self.actions);
-                self.transports[h as usize].on_tx_dequeue(self.now, thread, &mut acts);
-                self.apply_actions(h, acts);
+                let now = self.now;
+                self.transport_mut(tp, h).on_tx_dequeue(now, thread, &mut acts);
+                self.apply_actions(h, tp, acts);
             }
             Owner::Switch { index, .. } => {
                 let Some(pkt) = self.queues[port as usize].pop_highest() else { return };
@@ -169,8 +171,8 @@ impl Simulation {
                 if let Some(pk) = self.hosts[h as usize].tx_notify.take() {
                     if self.hosts[h as usize].up {
                         let mut acts = std::mem::take(&mut self.actions);
-                        self.transports[h as usize].on_tx_done(now, &pk, &mut acts);
-                        self.apply_actions(h, acts);
+                        self.transport_mut(pk.transport, h).on_tx_done(now, &pk, &mut acts);
+                        self.apply_actions(h, pk.transport, acts);
                     }
                 }
             }
@@ -196,9 +198,7 @@ impl Simulation {
         if self.injected_drop(pkt) {
             return self.drop_packet(pkt, DropReason::Injected, peer, port);
         }
-        let pk = self.arena.get_mut(pkt);
-        pk.hops = pk.hops.saturating_add(1);
-        pk.enqueued = now;
+        self.arena.get_mut(pkt).enqueued = now;
         self.trace(TraceEvent::Arrive, peer, port, pkt);
         match peer_host {
             Some(h) => self.host_receive(h, pkt),
@@ -217,7 +217,9 @@ impl Simulation {
         let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
         let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
         if !self.emit.is_empty() {
-            self.emit_from_switch(index);
+            // Replies go to the same transport as the frame that caused them.
+            let tp = self.arena.get(pkt).transport;
+            self.emit_from_switch(index, tp);
         }
         if !self.program_probes.is_empty() {
             let now = self.now;
@@ -267,7 +269,7 @@ impl Simulation {
     }
 
     /// Sends the frames a switch program emitted, each routed from the switch.
-    fn emit_from_switch(&mut self, index: u32) {
+    fn emit_from_switch(&mut self, index: u32, tp: u8) {
         let mut emit = std::mem::take(&mut self.emit);
         let node = self.switches[index as usize].node;
         let cpu_row = self.switches[index as usize].buffer.ingress.len() as u32 - 1;
@@ -276,6 +278,7 @@ impl Simulation {
             let Some(&out) = hops.first() else { continue };
             let mut p = s.to_packet(node, self.now, self.net.framing);
             p.flags |= flags::FROM_SWITCH;
+            p.transport = tp;
             let pkt = self.arena.alloc(p);
             self.counters.packets_created += 1;
             self.enqueue_at_switch(index, out, pkt, cpu_row, false);

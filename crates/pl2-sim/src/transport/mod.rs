@@ -74,7 +74,7 @@ impl SendSpec {
             kind: self.kind,
             prio: self.prio,
             flags: self.flags,
-            hops: 0,
+            transport: 0,
         }
     }
 }

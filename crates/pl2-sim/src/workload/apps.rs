@@ -46,6 +46,8 @@ pub struct RpcSpec {
     /// RPCs per connection (none: unlimited).
     pub count: Option<u64>,
     pub priority: u8,
+    /// The transport requests and responses use (see `SimSpec::transports`).
+    pub transport: u8,
 }
 
 /// A synchronous parameter-server shuffle. `gradient_bytes` is split into one chunk per
@@ -78,6 +80,8 @@ pub struct PsShuffleSpec {
     pub compute: DelayDist,
     pub start: SimTime,
     pub priority: u8,
+    /// The transport pushes and pulls use (see `SimSpec::transports`).
+    pub transport: u8,
 }
 
 /// An application workload.
@@ -248,6 +252,14 @@ impl AppSpec {
         }
     }
 
+    /// The transport its messages use.
+    pub fn transport(&self) -> u8 {
+        match self {
+            AppSpec::Rpc(r) => r.transport,
+            AppSpec::PsShuffle(p) => p.transport,
+        }
+    }
+
     pub fn validate(&self, n_hosts: u32, threads: u16) -> Result<(), WorkloadError> {
         match self {
             AppSpec::Rpc(r) => r.validate(n_hosts, threads),
@@ -301,6 +313,7 @@ mod tests {
             stop: None,
             count: None,
             priority: 0,
+            transport: 0,
         }
     }
 
@@ -319,6 +332,7 @@ mod tests {
             compute: DelayDist::default(),
             start: SimTime::ZERO,
             priority: 0,
+            transport: 0,
         }
     }
 

@@ -87,6 +87,7 @@ fn incast_for(n: u32, threads: u16, cfg: Option<Pl2Config>, constant: bool, unti
                 size: 4 * 1500,
                 prio: 0,
                 start: SimTime(u64::from(s) * 10_007 + u64::from(t) * 3_001),
+                transport: 0,
             })
         })
         .collect();

@@ -37,7 +37,7 @@ fn with(net: NetworkConfig, cfg: Pl2Config) -> SimSpec {
 }
 
 fn stream(host: u32, thread: u16, dst: u32, size: u64, prio: u8) -> PersistentSpec {
-    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001) }
+    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001), transport: 0 }
 }
 
 /// `senders` hosts with `threads` persistent 6000 B streams each to host `senders`.
@@ -262,12 +262,10 @@ fn no_false_cancels_at_400_percent() {
     }
 }
 
-/// §7's inter-rack share. The simulator runs one transport on every host (`SimSpec::
-/// transport`) and every PL2 host schedules all its data, so traffic from a non-PL2
-/// source cannot be mixed in. External traffic at a constant rate is modelled as what it
-/// does to the receiver's downlink: it takes that rate away (a `link_rate` fault from
-/// time 0; the timeslot is still derived from 100G). Ideal switch (absolute slots, so a
-/// downlink slower than the schedule shows as a growing queue; the faithful counters
+/// §7's inter-rack share, as what external traffic does to the receiver's downlink: it
+/// takes that rate away (a `link_rate` fault from time 0; the timeslot is still derived
+/// from 100G). The packet-level version is the next test. Ideal switch (absolute slots,
+/// so a downlink slower than the schedule shows as a growing queue; the faithful counters
 /// decremented at ingress drift on their own, see `pl2.rs`), low-load optimisation off.
 /// 2 senders × 4 threads to h2 for 3 ms. Measured: no share 97.20 Gbps; share 10% 87.47
 /// Gbps (= 0.9 × 97.2: each packet reserves 1/0.9 slot); external traffic at the share
@@ -298,6 +296,46 @@ fn inter_rack_share_absorbs_external_traffic_at_the_share() {
     assert_eq!(d, 0, "external traffic at the share: no drops");
     assert!(q <= 4 * WIRE, "external traffic at the share: queue {q}");
     let (_, d, q) = one(100_000, 80);
+    assert!(d > 0 && q > 1_000_000, "twice the share must show: drops {d}, queue {q}");
+}
+
+/// §7's inter-rack share with external traffic as packets: h3 stands for the ToR's
+/// uplink from the rest of the datacenter and sends unscheduled raw Ethernet frames (a
+/// second transport, no PL2) to h2 at a constant rate, while h0 and h1 send to h2 over
+/// PL2 with 10% of every port reserved (ideal switch, low-load optimisation off, 2 × 4
+/// threads, 3 ms). Measured: external frames at the share (10% of the downlink's wire
+/// time): no drops, max queue 4 frames; at twice the share: 1460 drops, the queue at the
+/// 1.5 MB port limit.
+#[test]
+fn inter_rack_share_absorbs_packet_level_external_traffic_at_the_share() {
+    use pl2_sim::transport::raw::RawConfig;
+    let one = |share_of_wire: f64| {
+        let cfg = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, low_load: false, external_share_ppm: 100_000, ..Pl2Config::default() };
+        let mut sp = with(testbed(4, 4, false), cfg);
+        sp.transports = vec![TransportConfig::Raw(RawConfig::default())];
+        sp.persistent = incast_streams(2, 4);
+        for p in &mut sp.persistent {
+            p.dst = 2;
+        }
+        // One full frame (1500 B payload, WIRE bytes on the wire) every WIRE / share byte
+        // times: `share_of_wire` of the downlink.
+        let gap = (SER as f64 / share_of_wire) as u64;
+        let msgs = (0..3_000_000_000 / gap)
+            .map(|i| MessageSpec { time: SimTime(i * gap), src: 3, dst: 2, size: 1500, thread: u16::MAX, priority: 0 })
+            .collect();
+        sp.sources = vec![pl2_sim::sim::Source::List { msgs, next: 0, transport: 1 }];
+        let sim = run(sp, SimTime(3_000_000_000));
+        assert_conserved(&sim);
+        let c = sim.counters();
+        println!("external at {share_of_wire} of the wire: drops {}, max queue {} B", c.total_drops(), recv_queue(&sim, 2));
+        (c.total_drops(), recv_queue(&sim, 2), c.messages_finished)
+    };
+    let (d, q, n) = one(0.1);
+    assert_eq!(d, 0, "external traffic at the share: no drops");
+    assert!(q <= 6 * WIRE, "external traffic at the share: queue {q}");
+    // 2432 external frames, and 6000 B PL2 messages at ~87 Gbps for 3 ms (~5470).
+    assert!(n > 7_800, "{n} messages: the external frames and the PL2 messages were delivered");
+    let (d, q, _) = one(0.2);
     assert!(d > 0 && q > 1_000_000, "twice the share must show: drops {d}, queue {q}");
 }
 

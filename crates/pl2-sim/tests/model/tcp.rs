@@ -279,7 +279,7 @@ fn poisson_run(seed: u64, cfg: TcpConfig) -> (String, TcpStats) {
                 priority: 0,
             })
             .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None }
+            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None, transport: 0 }
         })
         .collect();
     let mut sp = spec(net, sources);

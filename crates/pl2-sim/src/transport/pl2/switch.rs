@@ -67,8 +67,9 @@ impl ArrivalError {
 
 pub struct Pl2Switch {
     sched: Scheduler,
-    /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2).
-    layout: TagLayout,
+    /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2),
+    /// by the transport that sent them (`Packet::transport`).
+    layouts: [TagLayout; crate::sim::MAX_TRANSPORTS],
     acts: Vec<SwitchAction>,
     dequeue: bool,
     /// When each granted burst's first packet should reach the switch, by (source,
@@ -83,15 +84,15 @@ pub struct Pl2Switch {
 }
 
 impl Pl2Switch {
-    /// `hosts` hosts, `breakout` hosts per physical port; the hosts tag their scheduled
-    /// frames with `layout`.
-    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layout: TagLayout) -> Result<Pl2Switch, String> {
+    /// `hosts` hosts, `breakout` hosts per physical port; frames of transport `t` carry
+    /// their tag in `layouts[t]`.
+    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layouts: [TagLayout; crate::sim::MAX_TRANSPORTS]) -> Result<Pl2Switch, String> {
         let b = breakout.max(1);
         let host_port = (0..hosts).map(|h| h / b).collect();
         let dequeue = cfg.decrement_at == pl2_protocol::switch::DecrementPoint::Dequeue;
         Ok(Pl2Switch {
             sched: Scheduler::new(cfg, host_port, hosts.div_ceil(b)).map_err(|e| e.to_string())?,
-            layout,
+            layouts,
             acts: Vec::new(),
             dequeue,
             expected: HashMap::new(),
@@ -110,7 +111,7 @@ impl Pl2Switch {
 
     pub fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
-        if let Some(tag) = wire::decode_tag_in(self.layout, pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % crate::sim::MAX_TRANSPORTS], pkt) {
             if tag.index_in_burst == 0 && !tag.unsolicited {
                 if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
                     let err = now as i64 - at as i64;
@@ -165,7 +166,7 @@ impl Pl2Switch {
         if !self.dequeue {
             return;
         }
-        if let Some(tag) = wire::decode_tag_in(self.layout, pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % crate::sim::MAX_TRANSPORTS], pkt) {
             if self.sched.on_data_dequeued(now.0, &tag).is_err() {
                 self.unknown += 1;
             }
