@@ -10,8 +10,8 @@
 //!   closed (no FIN). See [`sender`] and [`wire`] (SYN frames carry 20 option bytes).
 //! - MSS = MTU − 40 (IPv4 20 + TCP 20, no options on data: no timestamps): 1460 B at a
 //!   1500 B MTU, in 1542 B on the wire with an 802.1Q tag. ACKs carrying a SACK block
-//!   have 12 option bytes (still minimum-size frames). See [`wire`] for the header
-//!   mapping onto the 64-byte packet.
+//!   have 12 option bytes (74 B frames against 64 B for a plain ACK). See [`wire`] for
+//!   the header mapping onto the 64-byte packet.
 //! - Messages ride the stream (segments never span two messages); a message completes
 //!   when its last byte is delivered in order; the sending thread is released when the
 //!   message's last byte is in the send buffer ([`sender`]).
