@@ -98,6 +98,20 @@ fn canonical_form_round_trips_and_hash_is_stable() {
     assert_eq!(Scenario::parse(same, Path::new(".")).unwrap().hash(), a.hash());
 }
 
+#[test]
+fn tcp_handshake_keys_stay_out_of_the_canonical_form_at_their_defaults() {
+    // TCP scenarios written before `handshake` and `syn_rto` existed keep their canonical
+    // form, hence their hash: the keys are written only when set.
+    let off = Scenario::parse(&format!("{BASE}[transport]\nkind = \"tcp\"\n"), Path::new(".")).unwrap();
+    let canon = off.canonical();
+    assert!(canon.contains("kind = \"tcp\"") && !canon.contains("handshake") && !canon.contains("syn_rto"), "{canon}");
+    let on = Scenario::parse(&format!("{BASE}[transport]\nkind = \"tcp\"\nhandshake = true\nsyn_rto = \"50us\"\n"), Path::new(".")).unwrap();
+    let canon = on.canonical();
+    assert!(canon.contains("handshake = true") && canon.contains("syn_rto"), "{canon}");
+    assert_eq!(Scenario::parse(&canon, Path::new(".")).unwrap(), on);
+    assert_ne!(on.hash(), off.hash());
+}
+
 /// A tiny deterministic generator for the fuzz test (no dependency needed).
 struct Lcg(u64);
 impl Lcg {

@@ -16,6 +16,7 @@ mod model {
     mod pl2_features;
     mod rds;
     mod tcp;
+    mod tcp_handshake;
     mod tcp_pl2;
     mod trace;
     mod unloaded_latency;

@@ -1,7 +1,8 @@
-//! Deterministic fault injection and schedules: drop a given packet of a flow,
-//! Bernoulli loss on a link direction, links going down and up, hosts crashing, and
-//! changes of link rates and switch buffers at given times (the hooks circuit switches
-//! and dynamic buffers build on). Protocol tests use these to force each recovery path.
+//! Deterministic fault injection and schedules: drop a given packet of a flow (data, or
+//! an ACK or handshake frame), Bernoulli loss on a link direction, links going down and
+//! up, hosts crashing, and changes of link rates and switch buffers at given times (the
+//! hooks circuit switches and dynamic buffers build on). Protocol tests use these to
+//! force each recovery path.
 
 use super::build::invalid;
 use super::*;
@@ -18,6 +19,17 @@ pub enum FaultSpec {
     /// Drop the data frame with sequence number `seq` of flow `flow` (for raw Ethernet
     /// the flow is the message id) the first `times` times it crosses a link.
     DropNth {
+        flow: u32,
+        seq: u32,
+        #[serde(default = "one")]
+        times: u32,
+    },
+    /// Drop the transport acknowledgement or handshake frame (kind ACK: a TCP ACK, SYN or
+    /// SYN-ACK, an RDS ACK) with sequence-number field `seq` of flow `flow` the first
+    /// `times` times it crosses a link. For TCP, `flow` is the connection's (as for its
+    /// data) and `seq` is 4294967295 (the ISN, 2³² − 1) for a SYN, 0 for a SYN-ACK and the
+    /// low 32 bits of the acknowledgement number for an ACK.
+    DropControl {
         flow: u32,
         seq: u32,
         #[serde(default = "one")]
@@ -77,14 +89,14 @@ impl Simulation {
     }
 
     pub(crate) fn install_faults(&mut self) -> Result<(), BuildError> {
-        self.drop_rules = self.faults.iter().any(|f| matches!(f, FaultSpec::DropNth { .. }));
+        self.drop_rules = self.faults.iter().any(|f| matches!(f, FaultSpec::DropNth { .. } | FaultSpec::DropControl { .. }));
         for i in 0..self.faults.len() {
             let f = format!("faults[{i}]");
             match self.faults[i].clone() {
-                FaultSpec::DropNth { times: 0, .. } => {
+                FaultSpec::DropNth { times: 0, .. } | FaultSpec::DropControl { times: 0, .. } => {
                     return Err(invalid(format!("{f}.times"), "0; drop at least once"));
                 }
-                FaultSpec::DropNth { .. } => {}
+                FaultSpec::DropNth { .. } | FaultSpec::DropControl { .. } => {}
                 FaultSpec::LinkLoss { a, b, probability } => {
                     if !(0.0..=1.0).contains(&probability) {
                         return Err(invalid(format!("{f}.probability"), format!("{probability}; use a probability in [0, 1]")));
@@ -176,15 +188,15 @@ impl Simulation {
             return false;
         }
         let p = self.arena.get(pkt);
-        if p.kind != PktKind::Data {
-            return false;
-        }
         for f in &mut self.faults {
-            if let FaultSpec::DropNth { flow, seq, times } = f {
-                if *flow == p.flow && *seq == p.seq && *times > 0 {
-                    *times -= 1;
-                    return true;
-                }
+            let (flow, seq, times) = match f {
+                FaultSpec::DropNth { flow, seq, times } if p.kind == PktKind::Data => (flow, seq, times),
+                FaultSpec::DropControl { flow, seq, times } if p.kind == PktKind::Ack => (flow, seq, times),
+                _ => continue,
+            };
+            if *flow == p.flow && *seq == p.seq && *times > 0 {
+                *times -= 1;
+                return true;
             }
         }
         false

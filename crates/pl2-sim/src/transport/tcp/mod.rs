@@ -1,12 +1,17 @@
 //! TCP: NewReno, CUBIC, DCTCP or no congestion control over a byte stream per (sending
 //! thread, destination), with SACK loss recovery, delayed ACKs and an RFC 6298 RTO.
 //!
-//! - Connections are pre-established: no handshake (SYN/FIN) is modelled; the first
-//!   message on a (thread, destination) pair sends at once with the initial window.
+//! - Connections are pre-established by default: the first message on a (thread,
+//!   destination) pair sends at once with the initial window. With `handshake = true` a
+//!   connection opens with RFC 9293 §3.5's three-way handshake (SYN, SYN-ACK, then data
+//!   carrying the third segment's ACK; SYN timeout `syn_rto` with backoff), whose round
+//!   trip seeds the RTT estimator and is part of the first message's latency (and of its
+//!   slowdown: the ideal completion time leaves handshakes out). Connections are never
+//!   closed (no FIN). See [`sender`] and [`wire`] (SYN frames carry 20 option bytes).
 //! - MSS = MTU − 40 (IPv4 20 + TCP 20, no options on data: no timestamps): 1460 B at a
 //!   1500 B MTU, in 1542 B on the wire with an 802.1Q tag. ACKs carrying a SACK block
-//!   have 12 option bytes (still minimum-size frames). See [`wire`] for the header
-//!   mapping onto the 64-byte packet.
+//!   have 12 option bytes (74 B frames against 64 B for a plain ACK). See [`wire`] for
+//!   the header mapping onto the 64-byte packet.
 //! - Messages ride the stream (segments never span two messages); a message completes
 //!   when its last byte is delivered in order; the sending thread is released when the
 //!   message's last byte is in the send buffer ([`sender`]).
@@ -14,15 +19,16 @@
 //!   (in-order delivery, delayed ACKs, SACK blocks, ECN echo); RTO estimator: [`rto`];
 //!   congestion control: [`cc`].
 //!
-//! Probes (flow = [`wire::flow_id`] of the connection), published at every ACK and
-//! timeout: `tcp_cwnd` and `tcp_ssthresh` (bytes), `tcp_srtt_us`, `tcp_inflight` (RFC
+//! Probes (flow = [`wire::flow_id`] of the connection), published at every ACK, SYN-ACK
+//! and timeout: `tcp_cwnd` and `tcp_ssthresh` (bytes), `tcp_srtt_us`, `tcp_inflight` (RFC
 //! 6675 pipe, bytes), `tcp_retx` (segments resent so far), `tcp_alpha` (DCTCP), `tcp_cubic_reno_friendly` (CUBIC: 1 when the
 //! last window update came from the Reno-friendly estimate).
 //! Counters: [`TcpStats`], summed over hosts by [`crate::sim::Simulation::tcp_stats`].
 //!
 //! - TCP over PL2 (`scheduler = "pl2"`): [`pl2`] puts the data segments into PL2 bursts
 //!   (the paper's "TCP VMA PL2", §4.5, §5, §6.3.1); congestion control defaults to
-//!   `none` there, loss recovery is unchanged.
+//!   `none` there, loss recovery is unchanged. SYNs and SYN-ACKs are not scheduled (like
+//!   pure ACKs they leave at once and never touch the ToR's counters).
 //!
 //! Timer ids: `3·i` for sender connection `i` (RTO), `3·i + 1` for receiver connection
 //! `i` (delayed ACK), `3·j + 2` for the PL2 layer's timers.
@@ -74,6 +80,20 @@ pub struct TcpStats {
     /// ACKs sent, and delayed ACKs sent by their timer.
     pub acks_sent: u64,
     pub delayed_ack_timeouts: u64,
+    /// Handshake (`handshake = true`; left out of serialised summaries while zero): SYNs
+    /// sent (resends included), SYN timeouts, SYN-ACKs sent and received.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syns_sent: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syn_timeouts: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syn_acks_sent: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub syn_acks_received: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl TcpStats {
@@ -94,6 +114,10 @@ impl TcpStats {
         self.ce_received += o.ce_received;
         self.acks_sent += o.acks_sent;
         self.delayed_ack_timeouts += o.delayed_ack_timeouts;
+        self.syns_sent += o.syns_sent;
+        self.syn_timeouts += o.syn_timeouts;
+        self.syn_acks_sent += o.syn_acks_sent;
+        self.syn_acks_received += o.syn_acks_received;
     }
 }
 
@@ -169,6 +193,15 @@ impl Protocol for TcpHost {
             }
         } else if let Some(a) = wire::decode_ack(pkt) {
             self.sender.on_ack(now, &self.ctx, pkt.src, &a, &mut self.stats, out);
+        } else if let Some(s) = wire::decode_syn(pkt) {
+            if s.ack {
+                self.sender.on_syn_ack(now, &self.ctx, pkt.src, &s, &mut self.stats, out);
+            } else {
+                self.receiver.on_syn(&self.ctx, pkt, &s, &mut self.stats, out);
+                if self.pl2.is_none() {
+                    self.count_acks(from, out);
+                }
+            }
         }
         self.schedule(now, from, out);
     }
@@ -230,7 +263,7 @@ impl TcpHost {
         }
     }
 
-    /// ACKs count against the ring share of the thread they carry (they never wait).
+    /// ACKs and SYN-ACKs count against the ring share of the thread they carry (they never wait).
     fn count_acks(&mut self, from: usize, out: &Actions) {
         for s in &out.sends[from..] {
             let t = s.thread as usize;

@@ -12,8 +12,11 @@
 //! - ECN (RFC 8257 §3.2): every ACK echoes the CE bit of the latest segment (ECE); when
 //!   the CE bit changes with an ACK pending, the pending ACK goes out first with the old
 //!   state, so each acknowledged byte is echoed exactly.
+//! - Handshake (`handshake = true`, RFC 9293 §3.5): a SYN opens the connection (passive
+//!   open, no listen queue or SYN cookies) and is answered with a SYN-ACK at once; every
+//!   SYN is answered, so a SYN resent after a lost SYN-ACK gets another one.
 
-use super::wire::{self, Ack, Segment};
+use super::wire::{self, Ack, Segment, Syn};
 use super::{Ctx, TcpStats};
 use crate::packet::Packet;
 use crate::transport::Actions;
@@ -91,31 +94,32 @@ impl Receiver {
         }
     }
 
+    /// The connection from `src`'s `thread`, opened if new.
+    fn conn(&mut self, src: u32, thread: u16, flow: u32, msg: (u32, u16)) -> u32 {
+        let key = (src, thread);
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, ce: false, timer_armed: false, last_msg: msg });
+        let i = self.conns.len() as u32 - 1;
+        self.index.insert(key, i);
+        i
+    }
+
+    /// A SYN arrived: open the connection if new and answer with a SYN-ACK (each time).
+    pub fn on_syn(&mut self, ctx: &Ctx, p: &Packet, s: &Syn, st: &mut TcpStats, out: &mut Actions) {
+        self.conn(p.src, p.thread, s.flow, (s.msg, s.msg_gen));
+        let a = Syn { ack: true, ..*s };
+        out.sends.push(wire::encode_syn(p.src, &a, ctx.cfg.priority));
+        st.syn_acks_sent += 1;
+    }
+
     pub fn on_data(&mut self, now: SimTime, ctx: &Ctx, p: &Packet, s: &Segment, st: &mut TcpStats, out: &mut Actions) {
         st.segments_received += 1;
         if s.ce {
             st.ce_received += 1;
         }
-        let key = (p.src, p.thread);
-        let i = match self.index.get(&key) {
-            Some(&i) => i,
-            None => {
-                self.conns.push(RxConn {
-                    src: p.src,
-                    thread: p.thread,
-                    flow: s.flow,
-                    rcv_nxt: 0,
-                    ooo: BTreeMap::new(),
-                    pending: 0,
-                    ce: false,
-                    timer_armed: false,
-                    last_msg: (s.msg, s.msg_gen),
-                });
-                let i = self.conns.len() as u32 - 1;
-                self.index.insert(key, i);
-                i
-            }
-        };
+        let i = self.conn(p.src, p.thread, s.flow, (s.msg, s.msg_gen));
         let c = &mut self.conns[i as usize];
         if s.ce != c.ce {
             if c.pending > 0 {

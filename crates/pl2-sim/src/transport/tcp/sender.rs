@@ -1,6 +1,23 @@
-//! The sending half: one connection per (sending thread, destination), pre-established
-//! (no handshake: the first segment goes out at once with the initial window).
+//! The sending half: one connection per (sending thread, destination), opened by the
+//! first message to that destination and open for the rest of the run (closing, FIN, is
+//! not modelled).
 //!
+//! - Opening: by default the connection is pre-established and its first segment goes out
+//!   at once with the initial window. With `handshake = true` it starts with RFC 9293
+//!   §3.5's three-way handshake: the first message's bytes go into the send buffer (the
+//!   thread is released as usual, as after a non-blocking connect) and a SYN leaves
+//!   through the thread's transmit-ring share; the receiver answers with a SYN-ACK
+//!   ([`super::receiver`]), on which the connection is established and data starts. The
+//!   third segment of the handshake is not a frame of its own: its ACK rides on the first
+//!   data segment, as Linux does when data is waiting. A SYN unanswered for `syn_rto` is
+//!   sent again with the timeout doubled each time, up to `max_rto`, with no retry limit
+//!   (RFC 6298 §5.5's backoff as for data; no `tcp_syn_retries` give-up). The SYN's round
+//!   trip is the connection's first RTT sample (RFC 6298 §2.2: SRTT = R, RTTVAR = R/2),
+//!   unless the SYN was resent (Karn: the SYN-ACK may answer either copy); then the data
+//!   RTO starts at `initial_rto` (RFC 6298 §5.7's 3 s re-initialisation after a SYN
+//!   timeout is not modelled, as `initial_rto` itself is at datacenter scale). A
+//!   duplicate SYN-ACK (the answer to a resent SYN) is ignored. Messages count from the
+//!   application's send call, so a connection's first message includes the handshake.
 //! - Byte stream: each message is appended to its connection's stream; segments are at
 //!   most one MSS and never span two messages (no Nagle, no coalescing: TCP_NODELAY
 //!   with one write per message), so every segment names the message its bytes belong
@@ -38,10 +55,10 @@
 
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rto::Rto;
-use super::wire::{self, Ack, Segment};
+use super::wire::{self, Ack, Segment, Syn};
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
-use crate::units::SimTime;
+use crate::units::{Duration, SimTime};
 use std::collections::{HashMap, VecDeque};
 
 #[derive(Copy, Clone, Debug)]
@@ -69,6 +86,18 @@ pub enum State {
     Recovery,
     /// After a retransmission timeout.
     Loss,
+}
+
+/// Where a connection is in its three-way handshake (RFC 9293 §3.5).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    /// A SYN is due (the first one, or a resend after a SYN timeout) and waits for room in
+    /// the thread's transmit-ring share.
+    SynDue,
+    /// A SYN is out, the SYN-ACK not yet back.
+    SynSent,
+    /// Data may flow (from the start when `handshake` is off).
+    Established,
 }
 
 /// Scoreboard records an idle connection keeps allocated.
@@ -100,6 +129,12 @@ pub(super) struct Conn {
     pub retransmissions: u64,
     /// Some segment may be SACKed or lost (false: `pipe` is `snd_nxt − snd_una`).
     marks: bool,
+    pub handshake: Handshake,
+    /// When the latest SYN was sent, whether any SYN was sent twice (Karn), and the
+    /// timeout of the SYN now out (`syn_rto`, doubled per resend).
+    syn_sent: SimTime,
+    syn_resent: bool,
+    syn_rto: Duration,
 }
 
 pub(super) struct Sender {
@@ -212,6 +247,10 @@ impl Sender {
             retx_now: false,
             retransmissions: 0,
             marks: false,
+            handshake: if ctx.cfg.handshake { Handshake::SynDue } else { Handshake::Established },
+            syn_sent: SimTime::ZERO,
+            syn_resent: false,
+            syn_rto: ctx.cfg.syn_rto,
         };
         self.conns.push(c);
         let i = self.conns.len() as u32 - 1;
@@ -234,11 +273,29 @@ impl Sender {
         self.send(now, ctx, i, st, out);
     }
 
-    /// Sends what the window, the buffer and the ring allow: lost segments first.
+    /// Sends what the window, the buffer and the ring allow: lost segments first; before
+    /// the connection is established, only a due SYN.
     fn send(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
         let mss = ctx.mss;
         let c = &mut self.conns[i as usize];
         let t = c.thread as usize;
+        if c.handshake != Handshake::Established {
+            if c.handshake == Handshake::SynDue && self.in_ring[t] < self.ring {
+                // Never scheduled by PL2 (a control frame like a pure ACK): straight to
+                // the NIC; under PL2 `TcpHost::schedule` counts it in the ring share.
+                let &(_, msg, msg_gen) = c.msgs.front().expect("a message opened the connection");
+                let syn = Syn { flow: c.flow, thread: c.thread, msg, msg_gen, ack: false };
+                out.sends.push(wire::encode_syn(c.dst, &syn, ctx.cfg.priority));
+                if !self.pl2 {
+                    self.in_ring[t] += 1;
+                }
+                st.syns_sent += 1;
+                c.handshake = Handshake::SynSent;
+                c.syn_sent = now;
+                out.set_timer(timer_id(i), now + c.syn_rto);
+            }
+            return;
+        }
         let ect = c.cc.ecn();
         let mut pipe = c.pipe(ctx.cfg.sack, mss);
         while self.in_ring[t] < self.ring {
@@ -483,6 +540,41 @@ impl Sender {
         Self::probes(ctx, &self.conns[i as usize], out);
     }
 
+    /// A SYN-ACK from `src` arrived: the connection is established (RFC 9293 §3.5) and
+    /// its data starts, the handshake's ACK riding on the first segment.
+    pub fn on_syn_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, s: &Syn, st: &mut TcpStats, out: &mut Actions) {
+        st.syn_acks_received += 1;
+        let Some(&i) = self.index.get(&(s.thread, src)) else { return };
+        let c = &mut self.conns[i as usize];
+        if c.handshake == Handshake::Established {
+            return;
+        }
+        if !c.syn_resent {
+            // RFC 6298 §2.2: the first RTT measurement seeds SRTT and RTTVAR.
+            c.rto.sample(now.since(c.syn_sent));
+            st.rtt_samples += 1;
+        }
+        c.handshake = Handshake::Established;
+        out.cancel_timer(timer_id(i));
+        self.send(now, ctx, i, st, out);
+        Self::probes(ctx, &self.conns[i as usize], out);
+    }
+
+    /// The SYN of connection `i` went unanswered for its timeout: send it again with the
+    /// timeout doubled (RFC 6298 §5.5), at most `max_rto` (or `syn_rto` if larger).
+    fn on_syn_timeout(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
+        let c = &mut self.conns[i as usize];
+        if c.handshake != Handshake::SynSent {
+            return;
+        }
+        st.syn_timeouts += 1;
+        c.syn_resent = true;
+        let cap = ctx.cfg.max_rto.0.max(ctx.cfg.syn_rto.0);
+        c.syn_rto = Duration(c.syn_rto.0.saturating_mul(2).min(cap));
+        c.handshake = Handshake::SynDue;
+        self.send(now, ctx, i, st, out);
+    }
+
     /// TCP over PL2: the first copy of the segment of connection `i` starting at `start`
     /// was handed to the NIC now (its RTT sample and retransmission timer count from here).
     pub fn on_handed(&mut self, now: SimTime, i: u32, start: u64) {
@@ -494,10 +586,14 @@ impl Sender {
         }
     }
 
-    /// Timer `id` (`3·i`) fired: retransmission timeout.
+    /// Timer `id` (`3·i`) fired: retransmission timeout (of the SYN while the connection
+    /// is not established).
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
         let i = id / 3;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
+        if c.handshake != Handshake::Established {
+            return self.on_syn_timeout(now, ctx, i, st, out);
+        }
         if !c.rto_armed || c.snd_una >= c.snd_nxt {
             c.rto_armed = false;
             return;
