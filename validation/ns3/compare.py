@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--pl2", type=Path, default=None, help="directory of pl2_side.py CSVs (default: run pl2 now)")
     ap.add_argument("--cli", default=None, help="with no --pl2: run the pl2-run binary at this path instead of the Python API")
+    ap.add_argument("--no-handshake", action="store_true", help="with no --pl2: pl2 with pre-established connections instead of ns-3's handshake")
     a = ap.parse_args(argv)
     checks: list[Check] = []
     for name in a.only or list(SCENARIOS):
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from pl2_side import run_pl2
 
-            pl2_rows = [run_pl2(SCENARIOS[name], int(r["seed"]), a.cli) for r in ref_rows]
+            pl2_rows = [run_pl2(SCENARIOS[name], int(r["seed"]), a.cli, not a.no_handshake) for r in ref_rows]
         checks += compare(name, ref_rows, pl2_rows)
     print(table(checks))
     missed = [c for c in checks if c.target and not c.ok]
