@@ -47,6 +47,10 @@ impl SimTime {
 }
 
 impl Duration {
+    /// Whether it is zero long.
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
     pub const ZERO: Duration = Duration(0);
     pub const fn from_ns(ns: u64) -> Duration {
         Duration(ns * PS_PER_NS)

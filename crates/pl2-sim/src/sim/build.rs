@@ -241,6 +241,7 @@ impl Simulation {
         }
         let (app_state, app_events) = apps::Apps::new(apps, seed);
 
+        let probe_interval = metrics.probe_interval.0;
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
         let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
         let mut sim = Simulation {
@@ -272,6 +273,7 @@ impl Simulation {
             group: Vec::new(),
             emit: Vec::new(),
             program_probes: Vec::new(),
+            probe_grid: probes::ProbeGrid::new(probe_interval),
             ideal_cache: Default::default(),
             link_fec,
             tracer: None,

@@ -13,6 +13,7 @@ mod build;
 mod faults;
 mod host;
 mod ideal;
+mod probes;
 mod run;
 mod switch;
 mod trace;
@@ -116,6 +117,15 @@ pub struct MetricsConfig {
     pub trace: Option<TraceConfig>,
     /// Keep the values protocols publish about their flows. Default true.
     pub probes: bool,
+    /// Keep, of each (host, flow, name) probe series, only the last value published in
+    /// each window of this length (at the time it was published): a sample-and-hold
+    /// reading at every window's end is unchanged, and long runs write at most one row
+    /// per series and window. Default 0: every published value.
+    // Left out of the canonical form at its default, so existing scenarios keep their
+    // hash; the schema (and so the reference) still shows it.
+    #[serde(skip_serializing_if = "Duration::is_zero")]
+    #[schemars(!skip_serializing_if)]
+    pub probe_interval: Duration,
     /// Record where each message's latency went (seven parts that add up to it). Default
     /// false.
     pub breakdown: bool,
@@ -123,7 +133,7 @@ pub struct MetricsConfig {
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true, breakdown: false }
+        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true, probe_interval: Duration::ZERO, breakdown: false }
     }
 }
 
@@ -286,6 +296,8 @@ pub struct Simulation {
     pub(crate) group: Vec<PktId>,
     pub(crate) emit: Vec<crate::transport::SendSpec>,
     pub(crate) program_probes: Vec<(u32, u32, &'static str, f64)>,
+    /// Thins probes onto `metrics.probe_interval`'s grid.
+    pub(crate) probe_grid: probes::ProbeGrid,
     /// Memo of ideal completion times (see `ideal.rs`); looked up, never iterated.
     pub(crate) ideal_cache: std::collections::HashMap<Vec<u64>, Duration>,
     pub(crate) link_fec: Vec<DelayDist>,

@@ -138,6 +138,7 @@ impl Simulation {
     /// open windows are closed. Call once, after the last `run`.
     pub fn finish(&mut self) {
         self.finish_apps();
+        self.probe_grid.flush(&mut self.records.probes);
         for m in &self.msgs {
             if m.live {
                 self.records.messages.push(m.rec.clone());

@@ -226,7 +226,7 @@ impl Simulation {
             let keep = self.metrics.probes;
             for (host, flow, name, value) in self.program_probes.drain(..) {
                 if keep {
-                    self.records.probes.push(crate::metrics::ProbeRecord { time: now, host, flow, name, value });
+                    self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host, flow, name, value }, &mut self.records.probes);
                 }
             }
         }

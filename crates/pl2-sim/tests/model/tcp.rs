@@ -414,3 +414,33 @@ fn after_a_timeout_the_window_grows_by_data_newly_delivered_not_by_the_sacked_by
     let next = cwnd.iter().find(|p| p.0 > rto).expect("the ACK after the timeout").1;
     assert_eq!(next, (2 * MSS) as f64, "one segment delivered, one SMSS of growth");
 }
+
+/// `metrics.probe_interval`: a CUBIC flow through a loss at 100 Mbps / 100 ms RTT, with
+/// every published value and on a 10 ms grid. On the grid each series has at most one
+/// row per window, and reading either table with sample-and-hold at every window's end
+/// gives the same values.
+#[test]
+fn probes_on_a_grid_keep_the_last_value_of_every_window() {
+    let mut net = two_hosts_one_switch(BitsPerSec(100_000_000), BitsPerSec(100_000_000));
+    net.link.delay = Duration::from_ms(25);
+    let cfg = TcpConfig { cc: Some(CcKind::Cubic), min_rto: Duration::from_ms(200), initial_rto: Duration::from_ms(1000), ..TcpConfig::default() };
+    let grid = 10 * MS;
+    let thinned = |interval: u64| {
+        let mut sp = tcp(net.clone(), vec![msg(0, 0, 1, 20_000_000)], cfg.clone());
+        sp.faults = vec![FaultSpec::DropNth { flow: flow_id(0, 1, 0), seq: (400 * MSS) as u32, times: 1 }];
+        sp.metrics.probe_interval = Duration(interval);
+        run_tcp(sp).1
+    };
+    let (all, thin) = (thinned(0), thinned(grid));
+    for name in ["tcp_cwnd", "tcp_srtt_us", "tcp_inflight", "tcp_ssthresh"] {
+        let (a, b) = (probe(&all, name), probe(&thin, name));
+        assert!(b.len() >= 2 && a.len() > 5 * b.len(), "{name}: {} rows, {} on the grid", a.len(), b.len());
+        let windows: Vec<u64> = b.iter().map(|p| p.0 / grid).collect();
+        assert!(windows.windows(2).all(|w| w[0] < w[1]), "{name}: one row per window, in time order");
+        let hold = |s: &[(u64, f64)], t: u64| s.iter().take_while(|p| p.0 <= t).last().map(|p| p.1);
+        for k in 0..=a.last().unwrap().0 / grid {
+            let t = (k + 1) * grid - 1;
+            assert_eq!(hold(&a, t), hold(&b, t), "{name} at {t} ps");
+        }
+    }
+}
