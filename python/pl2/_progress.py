@@ -1,10 +1,12 @@
 """Progress display on stderr with rich: one simulation (simulated time against the run's
 end, event rate, ETA) or a sweep (runs done out of the total). Shown when asked for
-with `True` and stderr is a terminal, or always with `"always"`."""
+with `True` and stderr is a terminal, or always with `"always"`. `LogProgress` is the
+plain-text form for logs (CI): a line now and then instead of a bar."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Literal, Union
@@ -99,3 +101,33 @@ class SweepBar:
         assert self._task is not None
         self._failed += 0 if ok else 1
         self._progress.update(self._task, advance=1, failed=self._failed)
+
+
+class LogProgress:
+    """Progress over a batch of runs as log lines, for when stderr is not a terminal:
+    `advance(ok)` after each finished run logs "name: k/n runs done" at most every
+    `every_s` seconds (and not for the last run: the caller reports the end)."""
+
+    def __init__(self, total: int, name: str, log: Callable[[str], object], every_s: float = 30.0) -> None:
+        self._total = total
+        self._name = name
+        self._log = log
+        self._every_s = every_s
+        self._done = 0
+        self._failed = 0
+        self._start = self._last = time.monotonic()
+
+    def __enter__(self) -> LogProgress:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        pass
+
+    def advance(self, ok: bool) -> None:
+        self._done += 1
+        self._failed += 0 if ok else 1
+        now = time.monotonic()
+        if self._done < self._total and now - self._last >= self._every_s:
+            self._last = now
+            failed = f", {self._failed} failed" if self._failed else ""
+            self._log(f"{self._name}: {self._done}/{self._total} runs done{failed} ({now - self._start:.0f} s)")

@@ -21,7 +21,7 @@ from rich.table import Table
 from pl2 import plots
 from pl2._units import fmt_num, fmt_time_ps, fmt_us
 from pl2.errors import NativeUnavailableError, ScenarioError, StoreError
-from pl2.executors import Executor, LocalExecutor, WorkersCannotStart
+from pl2.executors import Executor, LocalExecutor, SerialExecutor, WorkersCannotStart
 from pl2.results import RunResult
 from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
@@ -159,6 +159,21 @@ def show(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")]) -
     typer.echo(Scenario.from_file(scenario).canonical(), nl=False)
 
 
+def _executor(workers: int | None, ray: bool, ray_address: str | None, serial_when_one: bool = False) -> Executor:
+    """The executor the --workers/--ray/--ray-address options ask for: Ray (a local one
+    with `workers` CPUs, or the cluster at `ray_address`), else local worker processes
+    (one per CPU by default); `serial_when_one`: `--workers 1` runs in this process."""
+    if workers is not None and workers < 1:
+        raise ScenarioError(f"--workers {workers}: needs at least 1")
+    if ray or ray_address is not None:
+        from pl2.ray_executor import RayExecutor
+
+        return RayExecutor(address=ray_address, num_cpus=workers)
+    if serial_when_one and workers == 1:
+        return SerialExecutor()
+    return LocalExecutor(workers)
+
+
 @app.command()
 @_exit_codes
 def sweep(
@@ -171,14 +186,7 @@ def sweep(
 ) -> None:
     """Run every run of a sweep the store lacks; exit 1 if any run failed."""
     sw = Sweep.from_file(spec)
-    executor: Executor
-    if ray or ray_address is not None:
-        from pl2.ray_executor import RayExecutor
-
-        executor = RayExecutor(address=ray_address, num_cpus=workers)
-    else:
-        executor = LocalExecutor(workers)
-    df = run_sweep(sw, open_store(store), executor, progress=not quiet)
+    df = run_sweep(sw, open_store(store), _executor(workers, ray, ray_address), progress=not quiet)
     failed = df.filter(pl.col("status") == "failed")
     typer.echo(f"sweep {sw.name}: {df.height} runs, {df.height - failed.height} done, {failed.height} failed (store {store})")
     for run_id, error in failed.select("run_id", "error").iter_rows():
@@ -287,12 +295,18 @@ def reproduce(
     quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
     out: Annotated[Path, typer.Option("--out", "-o", help="output directory: report.md, data, figures and the results store")] = Path("out/reproduce"),
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
+    workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU; 1 runs in this process); with --ray, CPUs of the local Ray")] = None,
+    ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
+    ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster to join, e.g. auto or ray://head:10001 (implies --ray; --out must be on a file system the cluster shares)")] = None,
 ) -> None:
     """Reproduce the PL2 paper's figures beside the paper's numbers: writes Parquet data,
     PNG and SVG figures and one report.md (stamped with the code version, wall time and
     seeds) into --out. Figures that need applications not built yet are listed in the
-    report as not yet reproducible. Re-running reuses finished runs from the store."""
+    report as not yet reproducible. Each figure's runs run in parallel (local worker
+    processes, or Ray with --ray); this process alone writes the results store, as each
+    run finishes. Re-running reuses finished runs from the store."""
     from pl2 import reproduce as rep
+    from pl2.reproduce.common import RunsFailed
 
     try:
         names = rep.resolve(figures)
@@ -300,7 +314,13 @@ def reproduce(
         raise ScenarioError(str(e)) from None
     if seeds is not None and seeds < 1:
         raise ScenarioError(f"--seeds {seeds}: needs at least 1 seed")
-    path = rep.reproduce(names, out=out, quick=quick, seeds=seeds, log=lambda m: typer.echo(m, err=True))
+    executor = _executor(workers, ray, ray_address, serial_when_one=True)
+    try:
+        path = rep.reproduce(names, out=out, quick=quick, seeds=seeds, log=lambda m: typer.echo(m, err=True),
+                             executor=executor, progress=True)
+    except RunsFailed as e:
+        _error(str(e))
+        raise typer.Exit(EXIT_FAILED) from None
     typer.echo(f"written {path}")
 
 

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from types import TracebackType
 from typing import Protocol, TypeVar, Union
 
 T = TypeVar("T")
@@ -62,13 +63,38 @@ class SerialExecutor:
 
 class LocalExecutor:
     """Runs items in `workers` spawned processes (default: one per CPU). `fn` and the
-    items must be picklable; `fn` must be a module-level function."""
+    items must be picklable; `fn` must be a module-level function. Each `map` starts
+    its own workers; inside `with executor:` the workers started by one `map` serve
+    the next ones too (they start once), and stop when the block ends."""
 
     def __init__(self, workers: int | None = None) -> None:
         n = workers if workers is not None else (os.cpu_count() or 1)
         if n < 1:
             raise ValueError(f"workers = {n}: need at least 1 worker process")
         self.workers = n
+        self._keep = False
+        self._kept: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> LocalExecutor:
+        self._keep = True
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self._keep = False
+        pool, self._kept = self._kept, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _take_pool(self) -> ProcessPoolExecutor:
+        """The pool kept from the last `map` if its workers are still alive, or a new one."""
+        pool, self._kept = self._kept, None
+        if pool is not None:
+            try:
+                pool.submit(os.getpid).result()
+                return pool
+            except BrokenProcessPool:
+                pool.shutdown(wait=True)
+        return self._pool()
 
     def _pool(self) -> ProcessPoolExecutor:
         """A fresh pool whose workers are known to start (checked with one no-op task)."""
@@ -89,11 +115,13 @@ class LocalExecutor:
         todo = iter(items)
         suspects: deque[T] = deque()
         inflight: dict[Future[R], T] = {}
-        pool = self._pool()
+        pool = self._take_pool()
         finished = False
         try:
             while True:
-                limit = 1 if suspects else self.workers
+                # Two items per worker: one running and one queued, so a worker never
+                # waits while the caller handles a result.
+                limit = 1 if suspects else 2 * self.workers
                 while len(inflight) < limit:
                     item = suspects.popleft() if suspects else next(todo, _END)
                     if item is _END:
@@ -122,7 +150,10 @@ class LocalExecutor:
         finally:
             if not finished:
                 _kill_workers(pool)
-            pool.shutdown(wait=True, cancel_futures=True)
+            if finished and self._keep:
+                self._kept = pool
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 _END: object = object()

@@ -91,6 +91,15 @@ class Store:
     def record_done(self, run_id: str, result: RunResult, params: Mapping[str, Any], sweep: str | None = None) -> Path:
         """Stores a finished run atomically and catalogues it; returns its directory. If
         the run is already stored its files are kept (same id, same results)."""
+        final, row = self.store_run(run_id, result, params, sweep)
+        self._upsert([row])
+        return final
+
+    def store_run(self, run_id: str, result: RunResult, params: Mapping[str, Any], sweep: str | None = None) -> tuple[Path, dict[str, Any]]:
+        """`record_done` without the catalogue update: stores the run's files
+        atomically (`has` sees it at once) and returns its directory and catalogue row,
+        for `catalogue(rows)` to add many runs in one transaction. A row never added is
+        added by `ensure_catalogued` (or `rebuild_catalogue`)."""
         scenario_hash, code_hash = cat.split_run_id(run_id)
         if result.scenario_hash and result.scenario_hash != scenario_hash:
             raise StoreError(f"run {run_id}: the result's scenario_hash is {result.scenario_hash}; the run id and result do not belong together")
@@ -109,9 +118,11 @@ class Store:
                     raise
                 shutil.rmtree(tmp, ignore_errors=True)
         self.failed_file(run_id).unlink(missing_ok=True)
-        row = cat.done_row(run_id, result.summary, _stored_params(final, params), _stored_sweep(final, sweep), _rel(final, self.root))
-        self._upsert([row])
-        return final
+        return final, cat.done_row(run_id, result.summary, _stored_params(final, params), _stored_sweep(final, sweep), _rel(final, self.root))
+
+    def catalogue(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Adds (or replaces) catalogue rows made by `store_run`, in one transaction."""
+        self._upsert(rows)
 
     def record_failed(self, run_id: str, params: Mapping[str, Any], error: str, seed: int | None = None, sweep: str | None = None) -> None:
         """Records a failed run (kept in `failed/<run_id>.json`). A run that already

@@ -31,3 +31,9 @@ def report_pid_and_sleep(path: str) -> int:
     Path(path).write_text(str(os.getpid()))
     time.sleep(60)
     return 0
+
+
+def pid_after_a_nap(x: int) -> int:
+    """The worker's pid (after 50 ms, so that every worker gets items)."""
+    time.sleep(0.05)
+    return os.getpid()

@@ -36,6 +36,28 @@ def test_a_crash_fails_only_its_item() -> None:
     assert all(out[i] == i for i in range(8) if i != 3), out
 
 
+def test_workers_serve_every_map_inside_with() -> None:
+    """Inside `with`, a map reuses the workers of the previous one; they stop at the end."""
+    with LocalExecutor(2) as ex:
+        first = {pid for _, pid in ex.map(h.pid_after_a_nap, range(4))}
+        second = {pid for _, pid in ex.map(h.pid_after_a_nap, range(4))}
+        assert first & second, (first, second)
+        assert ex._kept is not None
+    assert ex._kept is None
+    for pid in first | second:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    with LocalExecutor(2) as ex:
+        pids = {pid for _, pid in ex.map(h.pid_after_a_nap, range(4))}
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.2)
+        assert sorted(dict(ex.map(h.square, range(4))).values()) == [0, 1, 4, 9], "kept workers that died are replaced"
+    plain = LocalExecutor(2)
+    assert dict(plain.map(h.square, [3])) == {3: 9}
+    assert plain._kept is None, "outside `with`, a map stops its workers"
+
+
 def test_bad_worker_count() -> None:
     with pytest.raises(ValueError, match="at least 1 worker"):
         LocalExecutor(0)

@@ -1,6 +1,6 @@
-"""The Ray executor: a sweep of 4 tiny runs on a local Ray (2 CPUs, no dashboard) gives
-the same results as the local process pool, into the same kind of store. Needs Ray and
-the real native module."""
+"""The Ray executor: a sweep of 4 tiny runs, and `pl2 reproduce` of the smallest figure,
+on a local Ray (2 CPUs, no dashboard) give the same results as the local process pool,
+into the same kind of store. Needs Ray and the real native module."""
 
 from __future__ import annotations
 
@@ -33,3 +33,20 @@ def test_ray_sweep_matches_the_local_pool(tmp_path: Path) -> None:
         a = open_store(tmp_path / "ray").run_dir(run_id)
         b = open_store(tmp_path / "local").run_dir(run_id)
         assert (a / "summary.json").read_bytes() == (b / "summary.json").read_bytes()
+
+
+def test_reproduce_on_ray_matches_local(tmp_path: Path) -> None:
+    """The smallest figure (fig10, 3 quick runs, seed 1) on a local Ray gives the same
+    rows, report and stored runs as on local worker processes."""
+    from repro_helpers import same_figure
+
+    from pl2 import reproduce as rep
+
+    quiet = lambda *_: None  # noqa: E731
+    try:
+        rep.reproduce(["fig10"], out=tmp_path / "ray", quick=True, log=quiet, executor=RayExecutor(num_cpus=2))
+    finally:
+        ray.shutdown()
+    rep.reproduce(["fig10"], out=tmp_path / "local", quick=True, log=quiet, executor=LocalExecutor(2))
+    same_figure(tmp_path / "ray", tmp_path / "local", "fig10")
+    assert "(3 runs, 0 reused from the store)" in (tmp_path / "ray" / "report.md").read_text(encoding="utf-8")

@@ -43,6 +43,26 @@ def test_cli_bad_seeds_exits_2(tmp_path: Path) -> None:
     assert "--seeds 0" in r.output
 
 
+def test_cli_bad_workers_exits_2(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["reproduce", "fig10", "--quick", "--workers", "0", "--out", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_INVALID, r.output
+    assert "--workers 0" in r.output
+
+
+@pytest.mark.real_native
+def test_cli_workers_1_runs_in_this_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--workers 1` runs each batch serially in the pl2 process (no worker processes)."""
+    from pl2 import executors
+
+    def no_pool(self: executors.LocalExecutor) -> None:
+        raise AssertionError("--workers 1 started worker processes")
+
+    monkeypatch.setattr(executors.LocalExecutor, "_pool", no_pool)
+    r = runner.invoke(app, ["reproduce", "fig10", "--quick", "--workers", "1", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "fig10: 3 runs to do, on this process" in r.output
+
+
 def test_cli_needs_a_figure() -> None:
     r = runner.invoke(app, ["reproduce"])
     assert r.exit_code == 2

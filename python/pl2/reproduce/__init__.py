@@ -2,18 +2,22 @@
 scenarios on the testbed profile (`testbed.toml`), running them into a results store
 under the output directory (a re-run reuses finished runs), writing Parquet data and
 PNG/SVG figures, and returning a Markdown section that sets our numbers beside the
-paper's. `reproduce(names, out, quick, seeds)` writes `report.md`."""
+paper's. `reproduce(names, out, quick, seeds, executor)` writes `report.md`. A figure
+submits its independent runs as one batch to an executor (local worker processes by
+default, or Ray); workers only simulate, and this process alone writes the store."""
 
 from __future__ import annotations
 
 import importlib
 import time
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from pl2 import _ffi
+from pl2.executors import Executor, LocalExecutor
 from pl2.store import open_store
 
 #: Figures pl2 can reproduce: name -> module in this package.
@@ -72,8 +76,14 @@ def reproduce(
     quick: bool = False,
     seeds: int | None = None,
     log: Callable[[str], Any] = print,
+    executor: Executor | None = None,
+    progress: bool = False,
 ) -> Path:
-    """Runs the figures `names` (see `resolve`) and writes `<out>/report.md`; returns its path."""
+    """Runs the figures `names` (see `resolve`) and writes `<out>/report.md`; returns its
+    path. `executor` runs each figure's batch of runs (default: `LocalExecutor()`, one
+    worker process per CPU, kept for all the figures; `SerialExecutor()` runs them in
+    this process; a `RayExecutor` on Ray). `progress` logs how far each batch is (a bar
+    on a terminal)."""
     from pl2.reproduce.common import Context
 
     figs = resolve(names)
@@ -84,25 +94,26 @@ def reproduce(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     store = open_store(out / "store")
+    store.clean_tmp()
+    executor = executor if executor is not None else LocalExecutor()
     info = _ffi.call("build_info")
     t_all = time.monotonic()
     sections: list[str] = []
     timings: list[tuple[str, float, int, int]] = []
-    for name in figs:
-        if name in NOT_YET:
-            continue
-        mod = module(name)
-        ctx = Context(out=out / name, store=store, seeds=seed_list, quick=quick, log=log)
-        ctx.out.mkdir(parents=True, exist_ok=True)
-        log(f"{name}: running")
-        t0 = time.monotonic()
-        body = mod.run(ctx)
-        wall = time.monotonic() - t0
-        timings.append((name, wall, ctx.runs, ctx.reused))
-        files = ", ".join(f"`{p.relative_to(out)}`" for p in ctx.figures + ctx.data)
-        sections.append(f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}. Wall time {wall:.1f} s "
-                        f"({ctx.runs} runs, {ctx.reused} reused from the store).\n")
-        log(f"{name}: {wall:.1f} s, {ctx.runs} runs, {ctx.reused} reused")
+    with executor if isinstance(executor, AbstractContextManager) else nullcontext():
+        for name in [n for n in figs if n not in NOT_YET]:
+            mod = module(name)
+            ctx = Context(out=out / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor, progress=progress)
+            ctx.out.mkdir(parents=True, exist_ok=True)
+            log(f"{name}: running")
+            t0 = time.monotonic()
+            body = mod.run(ctx)
+            wall = time.monotonic() - t0
+            timings.append((name, wall, ctx.runs, ctx.reused))
+            files = ", ".join(f"`{p.relative_to(out)}`" for p in ctx.figures + ctx.data)
+            sections.append(f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}. Wall time {wall:.1f} s "
+                            f"({ctx.runs} runs, {ctx.reused} reused from the store).\n")
+            log(f"{name}: {wall:.1f} s, {ctx.runs} runs, {ctx.reused} reused")
     wall_all = time.monotonic() - t_all
     sha = str(info.get("git_sha", "?"))[:12] + (" (dirty)" if info.get("git_dirty") == "true" else "")
     head = [

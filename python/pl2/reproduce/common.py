@@ -1,24 +1,31 @@
 """Shared pieces of `pl2 reproduce`: the testbed profile, the context a figure runs in,
-cached runs in a results store, and small Markdown/number helpers."""
+cached runs in a results store (run in batches on an executor: in this process, local
+worker processes or Ray), and small Markdown/number helpers."""
 
 from __future__ import annotations
 
 import copy
 import math
+import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ContextManager, NamedTuple, Protocol
 
 import polars as pl
 
 from pl2 import _ffi
+from pl2._progress import LogProgress, SweepBar, wanted
+from pl2.errors import Pl2Error, ScenarioError, StoreError
+from pl2.executors import Executor, LocalExecutor, SerialExecutor
+from pl2.ray_executor import RayExecutor
 from pl2.results import RunResult
-from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
 from pl2.store import Store
+from pl2.sweep import RunFailed, run_remote
 
 MTU = 1500
 LINK_BPS = 100e9
@@ -72,11 +79,32 @@ def _ms(x: float) -> str:
     return f"{round(x * 1000)}us"
 
 
+class Job(NamedTuple):
+    """One run a figure asks for: `scenario` run with `seed`, stored with `params` (plus
+    the seed) under the sweep name `sweep` (the figure's name)."""
+
+    scenario: Scenario
+    params: Mapping[str, Any]
+    seed: int
+    sweep: str
+
+
+class RunsFailed(Pl2Error):
+    """Runs of a batch failed (the others finished and are stored); the message names
+    each failed run's parameters, seed and error."""
+
+
+class _Advance(Protocol):
+    def advance(self, ok: bool) -> None: ...
+
+
 @dataclass
 class Context:
     """Where and how a figure runs: `out` is the figure's output directory, `store` the
     shared results store (finished runs are reused on a re-run), `seeds` the seeds of
-    statistics, `quick` shorter windows and fewer points."""
+    statistics, `quick` shorter windows and fewer points. `executor` runs a batch's
+    runs (None: one after another in this process); `progress` shows a bar on a
+    terminal, or a log line at most every 30 s otherwise."""
 
     out: Path
     store: Store
@@ -87,18 +115,85 @@ class Context:
     reused: int = 0
     figures: list[Path] = field(default_factory=list)
     data: list[Path] = field(default_factory=list)
+    executor: Executor | None = None
+    progress: bool = False
 
     def run(self, sc: Scenario, params: Mapping[str, Any], seed: int, sweep: str) -> RunResult:
         """Runs `sc` with `seed`, or loads it from the store if it already ran on this code."""
-        sc = sc.with_overrides({"seed": seed})
-        run_id = f"{sc.hash()}-{_ffi.code_hash()}"
-        if self.store.has(run_id):
-            self.reused += 1
-            return self.store.load(run_id)
-        result = run_scenario(sc, progress=False)
-        self.store.record_done(run_id, result, {**params, "seed": seed}, sweep=sweep)
-        self.runs += 1
-        return self.store.load(run_id)
+        return next(self.run_many([Job(sc, params, seed, sweep)]))
+
+    def run_many(self, jobs: Sequence[Job]) -> Iterator[RunResult]:
+        """Runs every job whose run the store lacks (a run asked for twice runs once) on
+        the executor; the driver stores each run as it finishes, so an interrupted batch
+        keeps what finished. Returns the results in the order of `jobs`, each loaded from
+        the store when the iterator reaches it (one in memory at a time). Runs are keyed
+        as always: scenario hash (with the seed) + code hash. Raises RunsFailed after
+        the batch if any run failed."""
+        code = _ffi.code_hash()
+        planned = [_plan(job, code) for job in jobs]
+        ids = [run_id for run_id, _ in planned]
+        self.store.ensure_catalogued(ids)
+        todo: dict[str, tuple[Job, Scenario]] = {}
+        for job, (run_id, sc) in zip(jobs, planned, strict=True):
+            if run_id not in todo and not self.store.has(run_id):
+                todo[run_id] = (job, sc)
+        failures = self._execute(todo) if todo else []
+        self.runs += len(todo) - len(failures)
+        self.reused += len(jobs) - len(todo)
+        if failures:
+            raise RunsFailed(f"{len(failures)} of {len(todo)} runs failed (the others are stored):\n" + "\n".join(failures))
+        return (self.store.load(run_id) for run_id in ids)
+
+    def _execute(self, todo: Mapping[str, tuple[Job, Scenario]]) -> list[str]:
+        """Runs `todo` (run id -> job and seeded scenario) on the executor and stores
+        each outcome as it arrives; returns one line per failed run."""
+        executor = self.executor if self.executor is not None else SerialExecutor()
+        name = next(iter(todo.values()))[0].sweep
+        # Longest simulated duration first, so no long run starts last while the other
+        # workers idle (the order of the results does not depend on it).
+        order = sorted(todo.items(), key=lambda kv: -_duration_s(kv[1][1]))
+        items = [(run_id, sc.text, sc.base_dir) for run_id, (_, sc) in order]
+        if self.progress:
+            self.log(f"{name}: {len(items)} runs to do, on {describe(executor)}")
+        failures: list[str] = []
+        rows = _Catalogue(self.store)
+        results = executor.map(run_remote, items)
+        try:
+            with self._progress_bar(name, len(items)) as bar:
+                for (run_id, _, _), outcome in results:
+                    job = todo[run_id][0]
+                    error = self._record(run_id, job, outcome, rows)
+                    if error is not None:
+                        failures.append(f"- {job.sweep}, run with {dict(job.params)}, seed {job.seed}: {error}")
+                    if bar is not None:
+                        bar.advance(error is None)
+        finally:
+            close = getattr(results, "close", None)
+            if close is not None:
+                close()
+            rows.flush()
+        return failures
+
+    def _record(self, run_id: str, job: Job, outcome: Any, rows: _Catalogue) -> str | None:
+        """Stores a finished run (its catalogue row goes to `rows`), or records a failed
+        one; returns the error or None."""
+        params = {**job.params, "seed": job.seed}
+        error = _error_text(outcome) if isinstance(outcome, BaseException) else None
+        if error is None:
+            try:
+                rows.add(self.store.store_run(run_id, RunResult.from_ipc(*outcome), params, sweep=job.sweep)[1])
+            except StoreError as e:
+                error = str(e)
+        if error is not None:
+            self.store.record_failed(run_id, params, error, seed=job.seed, sweep=job.sweep)
+        return error
+
+    def _progress_bar(self, name: str, total: int) -> ContextManager[_Advance | None]:
+        if not self.progress:
+            return nullcontext()
+        if wanted(True):
+            return SweepBar(total, name)
+        return LogProgress(total, name, self.log)
 
     def write_parquet(self, df: pl.DataFrame, name: str) -> Path:
         p = self.out / f"{name}.parquet"
@@ -116,6 +211,67 @@ class Context:
         plt.close(fig)
         self.figures += paths
         return paths
+
+
+class _Catalogue:
+    """Catalogue rows of stored runs, added to the store's catalogue in one transaction
+    every `every_s` seconds and on `flush` (a catalogue update costs more than a quick
+    run's files). A run stored but not yet catalogued when the driver dies is
+    catalogued by the next `run_many` (`Store.ensure_catalogued`)."""
+
+    def __init__(self, store: Store, every_s: float = 5.0) -> None:
+        self._store = store
+        self._every_s = every_s
+        self._rows: list[dict[str, Any]] = []
+        self._last = time.monotonic()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._rows.append(row)
+        if time.monotonic() - self._last >= self._every_s:
+            self.flush()
+
+    def flush(self) -> None:
+        rows, self._rows = self._rows, []
+        self._last = time.monotonic()
+        if rows:
+            self._store.catalogue(rows)
+
+
+def describe(executor: Executor) -> str:
+    """Where an executor runs, for log lines."""
+    if isinstance(executor, SerialExecutor):
+        return "this process"
+    if isinstance(executor, LocalExecutor):
+        return f"{executor.workers} local worker process{'es' if executor.workers != 1 else ''}"
+    if isinstance(executor, RayExecutor):
+        return f"Ray at {executor.address}" if executor.address else "a local Ray"
+    return type(executor).__name__
+
+
+_TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9, "ps": 1e-12}
+
+
+def _duration_s(sc: Scenario) -> float:
+    """The scenario's `run.duration` in seconds (0 if absent or not "<number><unit>")."""
+    text = str((sc.to_dict().get("run") or {}).get("duration", ""))
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyzµ")
+    try:
+        return float(number) * _TIME_UNITS[text[len(number):].strip()]
+    except (KeyError, ValueError):
+        return 0.0
+
+
+def _plan(job: Job, code: str) -> tuple[str, Scenario]:
+    """The job's run id and seeded scenario; a ScenarioError names the job."""
+    try:
+        sc = job.scenario.with_overrides({"seed": job.seed})
+        return f"{sc.hash()}-{code}", sc
+    except ScenarioError as e:
+        raise ScenarioError(f"{job.sweep}, run with {dict(job.params)}, seed {job.seed}: {e}") from None
+
+
+def _error_text(e: BaseException) -> str:
+    return str(e) if isinstance(e, RunFailed) else f"{type(e).__name__}: {e}"
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from pl2.reproduce.common import LINK_BPS, MTU, PORT_LIMIT, WIRE_OVERHEAD, Context, fmt_ci, fmt_us, kib, max_queue, mean_ci, scenario, table
+from pl2.reproduce.common import LINK_BPS, MTU, PORT_LIMIT, WIRE_OVERHEAD, Context, Job, fmt_ci, fmt_us, kib, max_queue, mean_ci, scenario, table
 
 NAME = "fig1"
 TITLE = "Fig. 1 (§2): RDS vs PL2, 5-way incast at ~18 Gbps per sender"
@@ -74,17 +74,13 @@ def pct(sorted_vals: list[float], q: float, n_total: int) -> float | None:
     return sorted_vals[k] if k < len(sorted_vals) else math.inf
 
 
-def run(ctx: Context) -> str:
-    configs = [c for c in CONFIGS if not ctx.quick or c in QUICK_CONFIGS]
-    runs: list[dict[str, Any]] = []
-    pooled: dict[tuple[str, str], dict[str, Any]] = {}
-    queue_series: dict[tuple[str, str], pl.DataFrame] = {}
+def _jobs(ctx: Context, configs: list[str]) -> list[Job]:
+    """Every (config, transport, seed) run, in that order."""
+    jobs: list[Job] = []
     for cfg in configs:
         exp, _, wl = CONFIGS[cfg]
         warm, until, dur = times(exp, ctx.quick)
         for tr, tcfg in TRANSPORTS.items():
-            lat: list[float] = []
-            unfinished = 0
             for seed in ctx.seeds:
                 if wl[0] == "poisson":
                     w: dict[str, Any] = {"kind": "poisson", "hosts": "0..5", "dests": [5], "load": LOAD, "sizes": wl[1], "stop": f"{round(until * 1000)}us"}
@@ -94,31 +90,44 @@ def run(ctx: Context) -> str:
                     w = {"kind": "list", "file": batch_csv(ctx, cfg, wl[1], wl[2], seed, until)}
                 sc = scenario(f"fig1-{cfg}-{tr}", tcfg, [w], warmup_ms=warm, until_ms=until, duration_ms=dur,
                               stop_when_delivered=True, base_dir=ctx.out)
-                res = ctx.run(sc, {"figure": NAME, "config": cfg, "transport": tr}, seed, NAME)
-                s = res.summary
-                allm = res.messages
-                m = allm.filter(pl.col("in_window"))
-                fin = sorted((m.filter(pl.col("latency_ps").is_not_null())["latency_ps"] / 1e6).to_list())
-                unf = m.height - len(fin)
-                data_frames = int(((allm["size_bytes"] + MTU - 1) // MTU).sum()) + int((s.get("rds") or {}).get("retransmissions", 0))
-                dr = res.drops
-                buf = dr.filter(pl.col("data") & pl.col("reason").is_in(["port_limit", "buffer_full"])).height if dr.height else 0
-                prog = dr.filter(pl.col("data") & (pl.col("reason") == "program")).height if dr.height else 0
-                runs.append({
-                    "config": cfg, "transport": tr, "seed": seed, "messages": m.height, "unfinished": unf,
-                    "p50_us": pct(fin, 0.5, m.height), "p99_us": pct(fin, 0.99, m.height),
-                    "p999_us": pct(fin, 0.999, m.height) if m.height >= 10_000 else None,
-                    "drop_share": buf / max(data_frames, 1), "buffer_drops": buf, "program_drops": prog,
-                    "max_queue_bytes": max_queue(s), "goodput_gbps": float((s.get("goodput_gbps") or {}).get("h5", 0.0)),
-                })
-                lat += fin
-                unfinished += unf
-                if seed == ctx.seeds[0]:
-                    p = res.ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h5"))
-                    queue_series[(cfg, tr)] = p.select((pl.col("window_start_ps") / 1e9).alias("t_ms"), (pl.col("max_queue_bytes") * 8 / LINK_BPS * 1e6).alias("queue_us"))
-            lat.sort()
-            n = len(lat) + unfinished
-            pooled[(cfg, tr)] = dict(lat=lat, n=n, unfinished=unfinished, p50=pct(lat, 0.5, n), p99=pct(lat, 0.99, n), p999=pct(lat, 0.999, n))
+                jobs.append(Job(sc, {"figure": NAME, "config": cfg, "transport": tr}, seed, NAME))
+    return jobs
+
+
+def run(ctx: Context) -> str:
+    configs = [c for c in CONFIGS if not ctx.quick or c in QUICK_CONFIGS]
+    runs: list[dict[str, Any]] = []
+    pooled: dict[tuple[str, str], dict[str, Any]] = {}
+    queue_series: dict[tuple[str, str], pl.DataFrame] = {}
+    jobs = _jobs(ctx, configs)
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        cfg, tr, seed = job.params["config"], job.params["transport"], job.seed
+        s = res.summary
+        allm = res.messages
+        m = allm.filter(pl.col("in_window"))
+        fin = sorted((m.filter(pl.col("latency_ps").is_not_null())["latency_ps"] / 1e6).to_list())
+        unf = m.height - len(fin)
+        data_frames = int(((allm["size_bytes"] + MTU - 1) // MTU).sum()) + int((s.get("rds") or {}).get("retransmissions", 0))
+        dr = res.drops
+        buf = dr.filter(pl.col("data") & pl.col("reason").is_in(["port_limit", "buffer_full"])).height if dr.height else 0
+        prog = dr.filter(pl.col("data") & (pl.col("reason") == "program")).height if dr.height else 0
+        runs.append({
+            "config": cfg, "transport": tr, "seed": seed, "messages": m.height, "unfinished": unf,
+            "p50_us": pct(fin, 0.5, m.height), "p99_us": pct(fin, 0.99, m.height),
+            "p999_us": pct(fin, 0.999, m.height) if m.height >= 10_000 else None,
+            "drop_share": buf / max(data_frames, 1), "buffer_drops": buf, "program_drops": prog,
+            "max_queue_bytes": max_queue(s), "goodput_gbps": float((s.get("goodput_gbps") or {}).get("h5", 0.0)),
+        })
+        acc = pooled.setdefault((cfg, tr), {"lat": [], "unfinished": 0})
+        acc["lat"] += fin
+        acc["unfinished"] += unf
+        if seed == ctx.seeds[0]:
+            p = res.ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h5"))
+            queue_series[(cfg, tr)] = p.select((pl.col("window_start_ps") / 1e9).alias("t_ms"), (pl.col("max_queue_bytes") * 8 / LINK_BPS * 1e6).alias("queue_us"))
+    for acc in pooled.values():
+        lat = sorted(acc["lat"])
+        n = len(lat) + acc["unfinished"]
+        acc.update(lat=lat, n=n, p50=pct(lat, 0.5, n), p99=pct(lat, 0.99, n), p999=pct(lat, 0.999, n))
     df = pl.DataFrame(runs, infer_schema_length=None)
     ctx.write_parquet(df, "fig1_runs")
     # the pooled latency CCDF, thinned to ≤ 2000 points per curve

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pl2.reproduce.common import CTL_WIRE, FRAME_WIRE, Context, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
+from pl2.reproduce.common import CTL_WIRE, FRAME_WIRE, Context, Job, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
 
 NAME = "fig10"
 TITLE = "Fig. 10: outcast, 1–4 receivers, and control overhead (§7)"
@@ -30,28 +30,30 @@ def _csv(ctx: Context, r: int, duration_ms: float) -> str:
 def run(ctx: Context) -> str:
     dur, warm = (2.0, 0.2) if ctx.quick else (11.2, 1.0)
     receivers = [1, 2, 4] if ctx.quick else [1, 2, 3, 4]
-    rows = []
+    jobs: list[Job] = []
     for r in receivers:
         csv = _csv(ctx, r, dur)
         sc = scenario(f"fig10-outcast-{r}", {"kind": "pl2", "k": 4, "t": 15}, [{"kind": "list", "file": csv}],
                       warmup_ms=warm, until_ms=dur - 0.2, duration_ms=dur, drop_records=False, base_dir=ctx.out)
-        for seed in ctx.seeds:
-            res = ctx.run(sc, {"figure": NAME, "receivers": r}, seed, NAME)
-            s = res.summary
-            ports = res.ports
-            up = int(ports.filter((pl.col("node") == "h0") & (pl.col("peer") == "s0"))["tx_bytes"].sum())
-            down = int(ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h0"))["tx_bytes"].sum())
-            rsv_b = s["pl2"]["rsvs"] * CTL_WIRE
-            grt_b = s["pl2"]["switch"]["grants"] * CTL_WIRE
-            data_b = max(up - rsv_b, 1)
-            rows.append({
-                "receivers": r, "seed": seed,
-                "goodput_gbps": sum(v for k, v in s["goodput_gbps"].items() if k != "h0"),
-                "rsv_overhead_pct": 100 * rsv_b / data_b, "grt_overhead_pct": 100 * grt_b / data_b,
-                "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
-                "max_queue_bytes": max(max_queue(s, f"s0->h{h}") for h in range(1, r + 1)),
-                "downlink_bytes": down, "uplink_bytes": up,
-            })
+        jobs += [Job(sc, {"figure": NAME, "receivers": r}, seed, NAME) for seed in ctx.seeds]
+    rows = []
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        r, seed = job.params["receivers"], job.seed
+        s = res.summary
+        ports = res.ports
+        up = int(ports.filter((pl.col("node") == "h0") & (pl.col("peer") == "s0"))["tx_bytes"].sum())
+        down = int(ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h0"))["tx_bytes"].sum())
+        rsv_b = s["pl2"]["rsvs"] * CTL_WIRE
+        grt_b = s["pl2"]["switch"]["grants"] * CTL_WIRE
+        data_b = max(up - rsv_b, 1)
+        rows.append({
+            "receivers": r, "seed": seed,
+            "goodput_gbps": sum(v for k, v in s["goodput_gbps"].items() if k != "h0"),
+            "rsv_overhead_pct": 100 * rsv_b / data_b, "grt_overhead_pct": 100 * grt_b / data_b,
+            "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
+            "max_queue_bytes": max(max_queue(s, f"s0->h{h}") for h in range(1, r + 1)),
+            "downlink_bytes": down, "uplink_bytes": up,
+        })
     df = pl.DataFrame(rows)
     ctx.write_parquet(df, "fig10")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pl2.reproduce.common import Context, buffer_drops, scenario, table
+from pl2.reproduce.common import Context, Job, buffer_drops, scenario, table
 
 NAME = "fig7"
 TITLE = "Fig. 7: VGG16 parameter-server shuffle, PL2 vs RDS (§6.2.3)"
@@ -29,10 +29,12 @@ def run(ctx: Context) -> str:
     # Room for every iteration at 2.5x the bound (RDS's slow iterations take ~2x); the
     # run stops as soon as the last push is delivered.
     duration = iterations * 2.5 * BOUND_MS + 500.0
+    jobs = [Job(scenario(f"fig7-{transport['kind']}", transport, [workload], warmup_ms=0, until_ms=duration, duration_ms=duration,
+                         window="1ms", drop_records=False), {"figure": NAME, "transport": label}, seed, NAME)
+            for label, transport in VARIANTS]
     rows, times = [], []
-    for label, transport in VARIANTS:
-        sc = scenario(f"fig7-{transport['kind']}", transport, [workload], warmup_ms=0, until_ms=duration, duration_ms=duration, window="1ms", drop_records=False)
-        res = ctx.run(sc, {"figure": NAME, "transport": label}, seed, NAME)
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        label = job.params["transport"]
         s = res.summary
         it = s.get("iterations") or {}
         t = it.get("time_ps") or {}

@@ -29,7 +29,7 @@ import math
 
 import polars as pl
 
-from pl2.reproduce.common import Context, buffer_drops, fmt_ci, fmt_us, mean_ci, program_drops, scenario, table
+from pl2.reproduce.common import Context, Job, buffer_drops, fmt_ci, fmt_us, mean_ci, program_drops, scenario, table
 
 NAME = "fig8"
 TITLE = "Fig. 8: W3–W5 trace replay, 3-way incast: raw Ethernet over PL2 vs raw optimal (a–c), TCP over PL2 vs TCP Cubic (d–f)"
@@ -82,27 +82,29 @@ def run(ctx: Context) -> str:
     # retransmit heavily): two loads, the middle and the top of the sweep.
     tcp_loads = [0.5, 0.9]
     workloads = list(windows)
-    rows = []
+    jobs: list[Job] = []
     for wl in workloads:
         for load in loads:
             for scheme in SCHEMES:
                 if SCHEMES[scheme][0]["kind"] == "tcp" and load not in tcp_loads:
                     continue
                 sc = _scenario(scheme, wl, load, warm, warm + windows[wl], warm + windows[wl] + drain)
-                for seed in ctx.seeds:
-                    res = ctx.run(sc, {"figure": NAME, "workload": wl, "load": load, "scheme": scheme}, seed, NAME)
-                    s = res.summary
-                    m = s.get("messages") or {}
-                    lat = m.get("latency_ps") or {}
-                    rows.append({
-                        "workload": wl, "load": load, "scheme": scheme, "seed": seed,
-                        "goodput_gbps": float((s.get("goodput_gbps") or {}).get(f"h{RECEIVER}", 0.0)),
-                        "p50_us": _us(lat.get("p50")), "p99_us": _us(lat.get("p99")),
-                        "messages": int(m.get("count", 0)), "unfinished": int(m.get("unfinished", 0)),
-                        "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
-                        "tcp_retransmissions": (s.get("tcp") or {}).get("retransmissions"),
-                        "tcp_timeouts": (s.get("tcp") or {}).get("timeouts"),
-                    })
+                jobs += [Job(sc, {"figure": NAME, "workload": wl, "load": load, "scheme": scheme}, seed, NAME) for seed in ctx.seeds]
+    rows = []
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        wl, load, scheme, seed = job.params["workload"], job.params["load"], job.params["scheme"], job.seed
+        s = res.summary
+        m = s.get("messages") or {}
+        lat = m.get("latency_ps") or {}
+        rows.append({
+            "workload": wl, "load": load, "scheme": scheme, "seed": seed,
+            "goodput_gbps": float((s.get("goodput_gbps") or {}).get(f"h{RECEIVER}", 0.0)),
+            "p50_us": _us(lat.get("p50")), "p99_us": _us(lat.get("p99")),
+            "messages": int(m.get("count", 0)), "unfinished": int(m.get("unfinished", 0)),
+            "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
+            "tcp_retransmissions": (s.get("tcp") or {}).get("retransmissions"),
+            "tcp_timeouts": (s.get("tcp") or {}).get("timeouts"),
+        })
     df = pl.DataFrame(rows)
     ctx.write_parquet(df, "fig8")
     return plot_and_report(ctx, df)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pl2.reproduce.common import Context, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
+from pl2.reproduce.common import Context, Job, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
 
 NAME = "fig9"
 TITLE = "Fig. 9: incast goodput, 1–5 senders × 12 threads"
@@ -24,36 +24,38 @@ LINE_RATE_FULL = 100 * 1500 / 1542
 def run(ctx: Context) -> str:
     dur, warm = (2.0, 0.2) if ctx.quick else (11.2, 1.0)
     senders = [1, 2, 3, 4, 5]
-    rows = []
+    jobs: list[Job] = []
     for size in (6000, 6144):
         for n in senders:
             for tr, tcfg in TRANSPORTS.items():
                 wl = {"kind": "persistent", "senders": f"0..{n}", "receiver": 5, "size": f"{size}B", "threads": 12}
                 sc = scenario(f"fig9-{tr.replace(' ', '-')}-{size}-{n}", tcfg, [wl], warmup_ms=warm, until_ms=dur - 0.2,
                               duration_ms=dur, drop_records=False)
-                for seed in ctx.seeds:
-                    res = ctx.run(sc, {"figure": NAME, "transport": tr, "size": size, "senders": n}, seed, NAME)
-                    s = res.summary
-                    ports = res.ports
-                    sent = int(ports.filter(pl.col("node").is_in([f"h{i}" for i in range(n)]) & (pl.col("peer") == "s0"))["tx_bytes"].sum())
-                    got = int(ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h5"))["tx_bytes"].sum())
-                    st = s.get("pl2") or {}
-                    lat = (s.get("messages") or {}).get("latency_ps") or {}
-                    rows.append({
-                        "size": size, "senders": n, "transport": tr, "seed": seed,
-                        "goodput_gbps": float((s.get("goodput_gbps") or {}).get("h5", 0.0)),
-                        # Payload delivered to h5 over the whole run, per second of it.
-                        "run_goodput_gbps": float(res.goodput.filter(pl.col("host") == 5)["payload_bytes"].sum()) * 8 / (dur * 1e-3) / 1e9,
-                        "delivered_share": got / sent if sent else None,
-                        "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
-                        "max_queue_bytes": max_queue(s),
-                        "latency_p50_us": lat["p50"] / 1e6 if lat.get("p50") is not None else None,
-                        "unsolicited_bursts": st.get("unsolicited_bursts"), "bursts": st.get("bursts"),
-                        "resent_bursts": st.get("resent_bursts"),
-                        "messages_finished": int((s.get("counters") or {}).get("messages_finished", 0)),
-                        "tcp_retransmissions": (s.get("tcp") or {}).get("retransmissions"),
-                        "tcp_timeouts": (s.get("tcp") or {}).get("timeouts"),
-                    })
+                jobs += [Job(sc, {"figure": NAME, "transport": tr, "size": size, "senders": n}, seed, NAME) for seed in ctx.seeds]
+    rows = []
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        tr, size, n, seed = job.params["transport"], job.params["size"], job.params["senders"], job.seed
+        s = res.summary
+        ports = res.ports
+        sent = int(ports.filter(pl.col("node").is_in([f"h{i}" for i in range(n)]) & (pl.col("peer") == "s0"))["tx_bytes"].sum())
+        got = int(ports.filter((pl.col("node") == "s0") & (pl.col("peer") == "h5"))["tx_bytes"].sum())
+        st = s.get("pl2") or {}
+        lat = (s.get("messages") or {}).get("latency_ps") or {}
+        rows.append({
+            "size": size, "senders": n, "transport": tr, "seed": seed,
+            "goodput_gbps": float((s.get("goodput_gbps") or {}).get("h5", 0.0)),
+            # Payload delivered to h5 over the whole run, per second of it.
+            "run_goodput_gbps": float(res.goodput.filter(pl.col("host") == 5)["payload_bytes"].sum()) * 8 / (dur * 1e-3) / 1e9,
+            "delivered_share": got / sent if sent else None,
+            "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
+            "max_queue_bytes": max_queue(s),
+            "latency_p50_us": lat["p50"] / 1e6 if lat.get("p50") is not None else None,
+            "unsolicited_bursts": st.get("unsolicited_bursts"), "bursts": st.get("bursts"),
+            "resent_bursts": st.get("resent_bursts"),
+            "messages_finished": int((s.get("counters") or {}).get("messages_finished", 0)),
+            "tcp_retransmissions": (s.get("tcp") or {}).get("retransmissions"),
+            "tcp_timeouts": (s.get("tcp") or {}).get("timeouts"),
+        })
     df = pl.DataFrame(rows)
     ctx.write_parquet(df, "fig9")
 

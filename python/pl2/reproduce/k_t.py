@@ -6,30 +6,33 @@ from __future__ import annotations
 
 import polars as pl
 
-from pl2.reproduce.common import Context, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
+from pl2.reproduce.common import Context, Job, buffer_drops, fmt_ci, kib, max_queue, mean_ci, program_drops, scenario, table
 
 NAME = "k_t"
 TITLE = "§4.3/§4.4: sweeps of K and t (4-sender incast)"
 
 
-def _one(ctx: Context, label: str, tcfg: dict, size: int, threads: int, dur: float, warm: float, params: dict) -> list[dict]:
+def _jobs(ctx: Context, label: str, tcfg: dict, size: int, threads: int, dur: float, warm: float, params: dict) -> list[Job]:
+    """One point of a sweep, every seed."""
     wl = {"kind": "persistent", "senders": "0..4", "receiver": 5, "size": f"{size}B", "threads": threads}
     sc = scenario(f"k_t-{label}", {"kind": "pl2", **tcfg}, [wl], warmup_ms=warm, until_ms=dur - 0.2, duration_ms=dur, drop_records=False)
-    rows = []
-    for seed in ctx.seeds:
-        s = ctx.run(sc, {"figure": NAME, **params}, seed, NAME).summary
-        st = s.get("pl2") or {}
-        sw = st.get("switch") or {}
-        lat = (s.get("messages") or {}).get("latency_ps") or {}
-        rows.append({
-            **params, "seed": seed,
-            "goodput_gbps": float(s["goodput_gbps"].get("h5", 0.0)),
-            "buffer_drops": buffer_drops(s), "program_drops": program_drops(s), "max_queue_bytes": max_queue(s),
-            "latency_p99_us": lat["p99"] / 1e6 if lat.get("p99") is not None else None,
-            "unsolicited_bursts": st.get("unsolicited_bursts", 0), "bursts": st.get("bursts", 0),
-            "unrecovered_packets": sw.get("unsolicited_unrecovered_packets", 0), "drift_packets": sw.get("counter_drift_packets", 0),
-        })
-    return rows
+    return [Job(sc, {"figure": NAME, **params}, seed, NAME) for seed in ctx.seeds]
+
+
+def _row(job: Job, s: dict) -> dict:
+    """One run's row: the point's parameters (without the figure) and its numbers."""
+    st = s.get("pl2") or {}
+    sw = st.get("switch") or {}
+    lat = (s.get("messages") or {}).get("latency_ps") or {}
+    params = {k: v for k, v in job.params.items() if k != "figure"}
+    return {
+        **params, "seed": job.seed,
+        "goodput_gbps": float(s["goodput_gbps"].get("h5", 0.0)),
+        "buffer_drops": buffer_drops(s), "program_drops": program_drops(s), "max_queue_bytes": max_queue(s),
+        "latency_p99_us": lat["p99"] / 1e6 if lat.get("p99") is not None else None,
+        "unsolicited_bursts": st.get("unsolicited_bursts", 0), "bursts": st.get("bursts", 0),
+        "unrecovered_packets": sw.get("unsolicited_unrecovered_packets", 0), "drift_packets": sw.get("counter_drift_packets", 0),
+    }
 
 
 def _agg(df: pl.DataFrame, keys: list[str]) -> list[dict]:
@@ -48,17 +51,19 @@ def run(ctx: Context) -> str:
     dur, warm = (2.0, 0.2) if ctx.quick else (11.2, 1.0)
     ks = [1, 2, 4, 16] if ctx.quick else [1, 2, 4, 8, 16]
     ts = [5, 15, 35] if ctx.quick else [5, 10, 15, 25, 35]
-    krows: list[dict] = []
+    kjobs: list[Job] = []
     for dec in ("ingress", "dequeue"):
         for size in (6000, 65536):
             for k in ks:
-                krows += _one(ctx, f"k{k}-{size}-{dec}", {"k": k, "t": 15, "decrement_at": dec}, size, 12, dur, warm,
-                              {"decrement_at": dec, "size": size, "k": k})
-    trows: list[dict] = []
+                kjobs += _jobs(ctx, f"k{k}-{size}-{dec}", {"k": k, "t": 15, "decrement_at": dec}, size, 12, dur, warm,
+                               {"decrement_at": dec, "size": size, "k": k})
+    tjobs: list[Job] = []
     for threads in (12, 1):
         for t in ts:
-            trows += _one(ctx, f"t{t}-{threads}thr", {"k": 4, "t": t}, 6000, threads, dur, warm, {"threads": threads, "t": t})
-    kdf, tdf = pl.DataFrame(krows), pl.DataFrame(trows)
+            tjobs += _jobs(ctx, f"t{t}-{threads}thr", {"k": 4, "t": t}, 6000, threads, dur, warm, {"threads": threads, "t": t})
+    # Both sweeps in one batch; a result is loaded only when its row is made.
+    rows = [_row(job, res.summary) for job, res in zip(kjobs + tjobs, ctx.run_many(kjobs + tjobs), strict=True)]
+    kdf, tdf = pl.DataFrame(rows[:len(kjobs)]), pl.DataFrame(rows[len(kjobs):])
     ctx.write_parquet(kdf, "k_sweep")
     ctx.write_parquet(tdf, "t_sweep")
     ka = _agg(kdf, ["decrement_at", "size", "k"])

@@ -30,7 +30,7 @@ from typing import Any
 
 import polars as pl
 
-from pl2.reproduce.common import Context, buffer_drops, fmt_ci, fmt_us, mean_ci, program_drops, scenario, table
+from pl2.reproduce.common import Context, Job, buffer_drops, fmt_ci, fmt_us, mean_ci, program_drops, scenario, table
 
 CLIENT = 0
 SERVER = 1
@@ -71,40 +71,42 @@ def _us(ps: float | None) -> float:
 def sweep(ctx: Context, name: str, schemes: Mapping[str, Mapping[str, Any]]) -> pl.DataFrame:
     """Runs every (scheme, background hosts, seed) and returns one row per run."""
     warm, win, drain = windows(ctx)
-    rows = []
+    jobs: list[Job] = []
     for scheme, transport in schemes.items():
         for n in points(ctx):
             sc = scenario(f"{name}-{scheme.replace(' ', '-').replace('/', '-')}-{n}bg", transport, workloads(n),
                           warmup_ms=warm, until_ms=warm + win, duration_ms=warm + win + drain)
-            for seed in ctx.seeds:
-                res = ctx.run(sc, {"figure": name, "scheme": scheme, "background_hosts": n}, seed, name)
-                s = res.summary
-                r = s.get("rpcs") or {}
-                lat = r.get("latency_ps") or {}
-                count = int(r.get("count", 0))
-                tps = float(r.get("tps", 0.0))
-                into_client = float((s.get("goodput_gbps") or {}).get(f"h{CLIENT}", 0.0))
-                rpcs = res.rpcs
-                done = rpcs.filter(pl.col("finish_ps").is_not_null()) if rpcs is not None else None
-                last = None if done is None or done.height == 0 else int(done["finish_ps"].max()) / 1e6
-                tcp = s.get("tcp") or {}
-                rows.append({
-                    "scheme": scheme, "background_hosts": n, "seed": seed,
-                    "rpcs": count, "finished": int(r.get("finished", 0)),
-                    "tps": tps,
-                    # With no RPC started in the window (every connection stalled on a
-                    # lost message before it), latencies are infinite.
-                    "p50_us": _us(lat.get("p50")) if count else float("inf"),
-                    "p99_us": _us(lat.get("p99")) if count else float("inf"),
-                    "rpcs_total": 0 if rpcs is None else rpcs.height,
-                    "rpcs_finished_total": 0 if done is None else done.height,
-                    "last_finish_us": last,
-                    "client_goodput_gbps": into_client,
-                    # Payload into the client minus memcached's responses in the window.
-                    "background_gbps": max(0.0, into_client - tps * RESPONSE_BYTES * 8 / 1e9),
-                    "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
-                    "tcp_retransmissions": tcp.get("retransmissions"), "tcp_timeouts": tcp.get("timeouts"),
-                })
+            jobs += [Job(sc, {"figure": name, "scheme": scheme, "background_hosts": n}, seed, name) for seed in ctx.seeds]
+    rows = []
+    for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
+        scheme, n, seed = job.params["scheme"], job.params["background_hosts"], job.seed
+        s = res.summary
+        r = s.get("rpcs") or {}
+        lat = r.get("latency_ps") or {}
+        count = int(r.get("count", 0))
+        tps = float(r.get("tps", 0.0))
+        into_client = float((s.get("goodput_gbps") or {}).get(f"h{CLIENT}", 0.0))
+        rpcs = res.rpcs
+        done = rpcs.filter(pl.col("finish_ps").is_not_null()) if rpcs is not None else None
+        last = None if done is None or done.height == 0 else int(done["finish_ps"].max()) / 1e6
+        tcp = s.get("tcp") or {}
+        rows.append({
+            "scheme": scheme, "background_hosts": n, "seed": seed,
+            "rpcs": count, "finished": int(r.get("finished", 0)),
+            "tps": tps,
+            # With no RPC started in the window (every connection stalled on a
+            # lost message before it), latencies are infinite.
+            "p50_us": _us(lat.get("p50")) if count else float("inf"),
+            "p99_us": _us(lat.get("p99")) if count else float("inf"),
+            "rpcs_total": 0 if rpcs is None else rpcs.height,
+            "rpcs_finished_total": 0 if done is None else done.height,
+            "last_finish_us": last,
+            "client_goodput_gbps": into_client,
+            # Payload into the client minus memcached's responses in the window.
+            "background_gbps": max(0.0, into_client - tps * RESPONSE_BYTES * 8 / 1e9),
+            "buffer_drops": buffer_drops(s), "program_drops": program_drops(s),
+            "tcp_retransmissions": tcp.get("retransmissions"), "tcp_timeouts": tcp.get("timeouts"),
+        })
     return pl.DataFrame(rows)
 
 
