@@ -50,6 +50,7 @@ def scenario(
     transport: Mapping[str, Any],
     workloads: Sequence[Mapping[str, Any]],
     *,
+    transports: Mapping[str, Mapping[str, Any]] | None = None,
     warmup_ms: float,
     until_ms: float,
     duration_ms: float,
@@ -60,7 +61,8 @@ def scenario(
     base_dir: str | Path = ".",
 ) -> Scenario:
     """A scenario on the testbed profile: `transport` is the [transport] table,
-    `workloads` the [[workload]] tables; times in ms. Protocol probes are off: no figure
+    `transports` further named transports ([transports.NAME], for workloads that name
+    one), `workloads` the [[workload]] tables; times in ms. Protocol probes are off: no figure
     reads them, and PL2 publishes one set per burst (millions in a 10 s VGG16 run)."""
     d = copy.deepcopy(testbed())
     d["name"] = name
@@ -70,6 +72,8 @@ def scenario(
     d["run"] = run
     d["metrics"] = {"window": window, "drop_records": drop_records, "probes": probes}
     d["transport"] = dict(transport)
+    if transports:
+        d["transports"] = {k: dict(v) for k, v in transports.items()}
     d["workload"] = [dict(w) for w in workloads]
     return Scenario.from_dict(d, base_dir=str(base_dir))
 
