@@ -76,6 +76,10 @@ def toml(spec: Spec, seed: int, handshake: bool = True) -> str:
         "initial_window = 10",
         "delayed_ack = true",
         'delayed_ack_timeout = "40us"',
+        # ns-3 ACKs the first data segment after the handshake at once
+        # (TcpSocketBase::ProcessSynRcvd sets m_delAckCount = m_delAckMaxCount), then every
+        # second segment: pl2's quick_acks = 1 (README: "ns-3 defaults changed")
+        "quick_acks = 1",
         'min_rto = "1ms"',
         'initial_rto = "1ms"',
         'receive_window = "16MiB"',

@@ -154,7 +154,10 @@ std::string Run(int kind, std::string cc, uint32_t flows, double hostBps, double
   TrafficControlHelper bottleneckTc;
   uint32_t qdLimit = limitPkts > 2 ? limitPkts - 2 : 1;  // pl2 counts the device queue slot and the frame in service
   if (ecnPkts > 0) {
-    double th = ecnPkts > 2 ? ecnPkts - 2 : 1;
+    // RED compares the queue disc's length before the arriving packet is enqueued; pl2
+    // compares its port's bytes with the arriving frame added, device slot and frame in
+    // service included: pl2 marks with K - 1 frames ahead, so RED's threshold is K - 3.
+    double th = ecnPkts > 3 ? ecnPkts - 3 : 1;
     bottleneckTc.SetRootQueueDisc("ns3::RedQueueDisc",
       "MaxSize", QueueSizeValue(QueueSize(std::to_string(qdLimit) + "p")),
       "MinTh", DoubleValue(th), "MaxTh", DoubleValue(th), "QW", DoubleValue(1.0),

@@ -444,3 +444,23 @@ fn probes_on_a_grid_keep_the_last_value_of_every_window() {
         }
     }
 }
+
+/// `quick_acks`: the first N in-order segments are each ACKed at once, then every second
+/// one (ns-3 ACKs the first data segment after its handshake at once: N = 1). A 10-segment
+/// message (one initial window; the run stops when it is delivered, before a lone last
+/// segment's delayed ACK): N = 0 gives 5 ACKs of 2 segments each, so slow start first
+/// grows by 2 SMSS; N = 1 a lone first ACK (growth 1 SMSS) and 4 pairs, the 10th segment
+/// waiting; N = 3 three single ACKs and 3 pairs.
+#[test]
+fn quick_acks_acknowledge_the_first_segments_one_by_one() {
+    let run = |quick_acks: u32| {
+        let cfg = TcpConfig { cc: Some(CcKind::Dctcp), quick_acks, ..TcpConfig::default() };
+        let (_, recs, st) = run_tcp(tcp(net100(), vec![msg(0, 0, 1, 10 * MSS)], cfg));
+        let cwnd = probe(&recs, "tcp_cwnd");
+        let first_growth = cwnd.iter().map(|p| p.1).find(|&c| c > (10 * MSS) as f64).unwrap() - (10 * MSS) as f64;
+        (st.acks_sent, first_growth / MSS as f64)
+    };
+    assert_eq!(run(0), (5, 2.0));
+    assert_eq!(run(1), (5, 1.0));
+    assert_eq!(run(3), (6, 1.0));
+}

@@ -6,7 +6,9 @@
 //!   byte is (the segment flagged as ending it is delivered in order).
 //! - ACKs (RFC 5681 §4.2, RFC 1122): with delayed ACKs, every second in-order segment is
 //!   acknowledged at once, a lone one after `delayed_ack_timeout`; an out-of-order or
-//!   duplicate segment, and one that fills a hole, is acknowledged at once.
+//!   duplicate segment, and one that fills a hole, is acknowledged at once. The first
+//!   `quick_acks` in-order segments of a connection are each acknowledged at once (ns-3
+//!   ACKs the first data segment after the handshake at once, Linux quick-ACKs up to 16).
 //! - SACK (RFC 2018): an ACK carries the block holding the most recently received
 //!   out-of-order segment (after a hole is partly filled: the lowest block left).
 //! - ECN (RFC 8257 §3.2): every ACK echoes the CE bit of the latest segment (ECE); when
@@ -37,6 +39,8 @@ struct RxConn {
     rcv_nxt: u64,
     ooo: BTreeMap<u64, Ooo>,
     pending: u32,
+    /// In-order data segments still to be acknowledged at once (`quick_acks`).
+    quick: u32,
     ce: bool,
     timer_armed: bool,
     last_msg: (u32, u16),
@@ -95,12 +99,12 @@ impl Receiver {
     }
 
     /// The connection from `src`'s `thread`, opened if new.
-    fn conn(&mut self, src: u32, thread: u16, flow: u32, msg: (u32, u16)) -> u32 {
+    fn conn(&mut self, ctx: &Ctx, src: u32, thread: u16, flow: u32, msg: (u32, u16)) -> u32 {
         let key = (src, thread);
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
-        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, ce: false, timer_armed: false, last_msg: msg });
+        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg });
         let i = self.conns.len() as u32 - 1;
         self.index.insert(key, i);
         i
@@ -108,7 +112,7 @@ impl Receiver {
 
     /// A SYN arrived: open the connection if new and answer with a SYN-ACK (each time).
     pub fn on_syn(&mut self, ctx: &Ctx, p: &Packet, s: &Syn, st: &mut TcpStats, out: &mut Actions) {
-        self.conn(p.src, p.thread, s.flow, (s.msg, s.msg_gen));
+        self.conn(ctx, p.src, p.thread, s.flow, (s.msg, s.msg_gen));
         let a = Syn { ack: true, ..*s };
         out.sends.push(wire::encode_syn(p.src, &a, ctx.cfg.priority));
         st.syn_acks_sent += 1;
@@ -119,7 +123,7 @@ impl Receiver {
         if s.ce {
             st.ce_received += 1;
         }
-        let i = self.conn(p.src, p.thread, s.flow, (s.msg, s.msg_gen));
+        let i = self.conn(ctx, p.src, p.thread, s.flow, (s.msg, s.msg_gen));
         let c = &mut self.conns[i as usize];
         if s.ce != c.ce {
             if c.pending > 0 {
@@ -149,7 +153,10 @@ impl Receiver {
                 let o = e.remove();
                 Self::deliver(c, o.end, (o.msg, o.gen), o.msg_end, out);
             }
-            if had_hole || !ctx.cfg.delayed_ack {
+            if c.quick > 0 && !had_hole && ctx.cfg.delayed_ack {
+                c.quick -= 1;
+                Self::send_ack(ctx, i, c, (0, 0), st, out);
+            } else if had_hole || !ctx.cfg.delayed_ack {
                 let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
                 Self::send_ack(ctx, i, c, b, st, out);
             } else {
