@@ -1,11 +1,16 @@
-"""Module-level functions for executor tests (spawned workers import them by name)."""
+"""Module-level functions for executor tests (spawned workers import them by name), and an
+executor that counts what it runs."""
 
 from __future__ import annotations
 
 import os
 import signal
 import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
+
+from pl2 import SerialExecutor
 
 
 def square(x: int) -> int:
@@ -37,3 +42,15 @@ def pid_after_a_nap(x: int) -> int:
     """The worker's pid (after 50 ms, so that every worker gets items)."""
     time.sleep(0.05)
     return os.getpid()
+
+
+class CountingExecutor(SerialExecutor):
+    """Serial, and remembers which run ids it ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+        for item, out in super().map(fn, items):
+            self.ran.append(item[0])
+            yield item, out

@@ -11,24 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from exec_helpers import CountingExecutor
 from repro_helpers import same_figure
 
 from pl2 import LocalExecutor, Scenario, ScenarioError, SerialExecutor, open_store
 from pl2 import reproduce as rep
 from pl2._progress import LogProgress
 from pl2.reproduce.common import Context, Job, RunsFailed
-
-
-class CountingExecutor(SerialExecutor):
-    """Serial, and remembers which run ids it ran."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-        for item, out in super().map(fn, items):
-            self.ran.append(item[0])
-            yield item, out
 
 
 def _ctx(tmp_path: Path, executor: Any) -> Context:

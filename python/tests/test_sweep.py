@@ -3,27 +3,16 @@ failures and carrying on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 import pytest
 
+from exec_helpers import CountingExecutor
+
 from pl2 import Scenario, ScenarioError, SerialExecutor, Sweep, open_store, run_sweep
 from pl2.sweep import flatten
-
-
-class CountingExecutor(SerialExecutor):
-    """Serial, and remembers which run ids it ran."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
-        for item, out in super().map(fn, items):
-            self.ran.append(item[0])
-            yield item, out
 
 
 def _spec(tmp_path: Path, body: str) -> Path:
