@@ -311,7 +311,7 @@ fn transports_over_pl2_share_the_tors_scheduler() {
     assert!(s["goodput_gbps"]["h0"].as_f64().unwrap() > 50.0, "the background fills the client's downlink: {}", s["goodput_gbps"]);
     // The ToR runs one scheduler: transports over PL2 must configure it alike.
     let e = err(&text.replace("[transports.bg]\nkind = \"pl2\"\nheaders = \"udp\"\nk = 4\n", "[transports.bg]\nkind = \"pl2\"\nheaders = \"udp\"\nk = 8\n"));
-    assert!(e.starts_with("transports.bg") && e.contains("ToR runs one scheduler"), "{e}");
+    assert!(e.starts_with("transports.bg") && e.contains("k 8 vs 4") && e.contains("ToR runs one scheduler"), "{e}");
 }
 
 #[test]

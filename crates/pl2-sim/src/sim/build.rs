@@ -67,6 +67,33 @@ fn transport_field(t: usize) -> String {
     }
 }
 
+/// The switch-side PL2 settings in which `a` differs from `b`, by their scenario keys
+/// (`a`'s value first).
+fn scheduler_differences(a: &pl2_protocol::switch::SchedulerConfig, b: &pl2_protocol::switch::SchedulerConfig) -> String {
+    let mut d = Vec::new();
+    macro_rules! compare {
+        ($($key:literal: $f:ident),*) => {$(
+            if a.$f != b.$f {
+                d.push(format!("{} {:?} vs {:?}", $key, a.$f, b.$f));
+            }
+        )*};
+    }
+    compare!(
+        "switch_mode": mode,
+        "decrement_at": decrement_at,
+        "k": k_max_packets,
+        "t_unsolicited": t_unsolicited_slots,
+        "t": t_sender_slots,
+        "improved": improved,
+        "priorities": priority,
+        "grt_copy_to_receiver": grt_copy_to_receiver,
+        "external_share_ppm": external_share_ppm,
+        "slot": slot_ps,
+        "ledger_bursts_per_host": ledger_bursts_per_host
+    );
+    d.join(", ")
+}
+
 /// A source's transport index names one of the run's `n` transports.
 fn check_transport(t: u8, n: usize, field: &str) -> Result<(), BuildError> {
     if t as usize >= n {
@@ -336,7 +363,7 @@ impl Simulation {
                     if a != b {
                         return Err(invalid(
                             field,
-                            format!("schedules with PL2 settings unlike {f0}'s ({b:?} vs {a:?}); the ToR runs one scheduler: give every transport over PL2 the same switch settings (mode, decrement point, K, thresholds, slot)"),
+                            format!("its PL2 switch settings differ from {f0}'s: {}; the ToR runs one scheduler, so give every transport over PL2 the same switch settings", scheduler_differences(&b, &a)),
                         ));
                     }
                 }
