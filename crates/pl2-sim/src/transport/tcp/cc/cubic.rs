@@ -1,13 +1,15 @@
 //! CUBIC (RFC 9438) with C = 0.4, β = 0.7, fast convergence (§4.7) and the
 //! Reno-friendly region (§4.3). Windows are computed in segments (f64), time in seconds.
 //!
-//! - On loss: `W_max` = cwnd at the loss (reduced to cwnd·(1 + β)/2 by fast convergence
-//!   when below the previous `W_max`), `ssthresh = cwnd = max(β·cwnd, 2)`; the next
+//! - On loss: `cwnd_prior` = cwnd at the loss, `W_max` = cwnd (reduced to cwnd·(1 + β)/2
+//!   by fast convergence when cwnd is below `W_max`, compared with `W_max` as the last
+//!   reduction left it, §4.7, as Linux and ns-3 do), `ssthresh = cwnd = max(β·cwnd, 2)`; the next
 //!   congestion-avoidance ACK starts an epoch with `K = ∛(W_max(1 − β)/C)` (eq. 2).
 //! - Per ACK in congestion avoidance: target = `W_cubic(t + RTT)` clamped to
 //!   [cwnd, 1.5·cwnd]; cwnd grows by `(target − cwnd)/cwnd` per segment acked (§4.4).
 //!   The Reno estimate `W_est` grows by `α·acked/cwnd` with α = 3(1 − β)/(1 + β) (1 once
-//!   `W_est ≥ W_max`); when `W_cubic(t) < W_est` cwnd = `W_est` (Reno-friendly).
+//!   `W_est ≥ cwnd_prior`, §4.3; not once it reaches the fast-convergence-lowered
+//!   `W_max`); when `W_cubic(t) < W_est` cwnd = `W_est` (Reno-friendly).
 
 use super::{slow_start, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
@@ -19,10 +21,11 @@ pub const BETA: f64 = 0.7;
 pub struct Cubic {
     /// Segments.
     pub w_max: f64,
-    pub w_last_max: f64,
     pub k: f64,
     pub epoch: Option<SimTime>,
     pub w_est: f64,
+    /// cwnd (segments) when ssthresh was last set (RFC 9438 §4.6 `cwnd_prior`).
+    pub cwnd_prior: f64,
     /// Window in segments as a real number (cwnd in bytes is its floor × MSS).
     cwnd_f: f64,
     /// The last ACK's window came from the Reno-friendly estimate.
@@ -55,6 +58,7 @@ impl CongestionControl for Cubic {
                 // No loss yet (left slow start by ssthresh): W_max = cwnd, K = 0.
                 if self.w_max < cwnd {
                     self.w_max = cwnd;
+                    self.cwnd_prior = cwnd;
                     self.k = 0.0;
                 }
                 self.w_est = cwnd;
@@ -64,7 +68,7 @@ impl CongestionControl for Cubic {
         };
         let t = a.now.since(epoch).as_secs_f64();
         let rtt = a.srtt.map_or(0.0, |d| d.as_secs_f64());
-        let alpha = if self.w_est >= self.w_max { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
         self.w_est += alpha * acked / cwnd;
         let new = if self.w_cubic(t) < self.w_est {
             self.reno_friendly = true;
@@ -81,11 +85,10 @@ impl CongestionControl for Cubic {
     fn on_loss(&mut self, w: &mut Window, _now: SimTime, _flight: u64) {
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
-        if cwnd < self.w_last_max {
-            self.w_last_max = cwnd;
+        self.cwnd_prior = cwnd;
+        if cwnd < self.w_max {
             self.w_max = cwnd * (1.0 + BETA) / 2.0;
         } else {
-            self.w_last_max = cwnd;
             self.w_max = cwnd;
         }
         let new = (cwnd * BETA).max(2.0);

@@ -209,6 +209,37 @@ mod tests {
         assert_eq!(w.cwnd, 49 * MSS);
         // W_cubic(K) = W_max.
         assert!((c.w_cubic(c.k) - c.w_max).abs() < 1e-9);
+        // RFC 9438 §4.7 compares cwnd with W_max as fast convergence left it (59.5), not
+        // with the cwnd at the previous loss (70): a loss at 65 sets W_max = 65.
+        w.cwnd = 65 * MSS;
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        assert_eq!(c.w_max, 65.0);
+        assert_eq!(c.cwnd_prior, 65.0);
+    }
+
+    #[test]
+    fn cubic_reno_friendly_alpha_turns_to_one_at_cwnd_prior_not_at_w_max() {
+        // RFC 9438 §4.3: W_est grows by α = 3(1 − β)/(1 + β) per window until it reaches
+        // cwnd_prior (the cwnd when ssthresh was last set), then by 1. After a loss with
+        // fast convergence W_max = 0.85·cwnd_prior is lower: still α < 1 there.
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
+        let mut c = cubic::Cubic::default();
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        assert_eq!((w.cwnd, c.cwnd_prior), (49 * MSS, 70.0));
+        assert!((c.w_max - 59.5).abs() < 1e-9);
+        let alpha = 3.0 * 0.3 / 1.7;
+        c.on_ack(&mut w, &ack(1, MSS)); // starts the epoch: W_est = 49 + α/49
+        // cwnd is between 49 and 71 segments in these ACKs: α/cwnd ∈ [0.0074, 0.0108],
+        // 1/cwnd ∈ [0.0141, 0.0205].
+        c.w_est = 62.0; // above W_max, below cwnd_prior
+        c.on_ack(&mut w, &ack(2, MSS));
+        let inc = c.w_est - 62.0;
+        assert!((alpha / 71.0..=alpha / 49.0).contains(&inc), "{inc}");
+        c.w_est = 70.0;
+        c.on_ack(&mut w, &ack(3, MSS));
+        let inc = c.w_est - 70.0;
+        assert!((1.0 / 71.0..=1.0 / 49.0).contains(&inc), "{inc}");
     }
 
     #[test]
