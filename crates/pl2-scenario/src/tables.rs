@@ -238,7 +238,7 @@ impl Collector {
             ("ports", ports_batch(&self.ports, graph)),
             ("goodput", goodput_batch(&self.goodput)),
             ("trace", trace_batch(&self.trace, graph)),
-            ("probes", probes_batch(&self.probes)),
+            ("probes", probes_batch(&self.probes, &self.transport_names)),
         ];
         self.msgs.clear();
         self.drops.clear();
@@ -601,17 +601,20 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordB
     )
 }
 
-fn probes_batch(rows: &[pl2_sim::metrics::ProbeRecord]) -> RecordBatch {
+fn probes_batch(rows: &[pl2_sim::metrics::ProbeRecord], transport_names: &[String]) -> RecordBatch {
     let mut name = StringBuilder::new();
     let mut value = Float64Builder::new();
+    let mut transport = StringBuilder::new();
     for r in rows {
         name.append_value(r.name);
         value.append_value(r.value);
+        transport.append_value(&transport_names[r.transport as usize]);
     }
     batch(
         vec![
             ("time_ps", DataType::UInt64, false),
             ("host", DataType::UInt32, false),
+            ("transport", DataType::Utf8, false),
             ("flow", DataType::UInt32, false),
             ("name", DataType::Utf8, false),
             ("value", DataType::Float64, false),
@@ -619,6 +622,7 @@ fn probes_batch(rows: &[pl2_sim::metrics::ProbeRecord]) -> RecordBatch {
         vec![
             u64s(rows.iter().map(|r| r.time.0)),
             u32s(rows.iter().map(|r| r.host)),
+            Arc::new(transport.finish()),
             u32s(rows.iter().map(|r| r.flow)),
             Arc::new(name.finish()),
             Arc::new(value.finish()),

@@ -325,3 +325,33 @@ fn a_workload_naming_an_unknown_transport_is_an_error() {
     let e = err(&format!("{BASE}[transports.t]\nkind = \"tcp\"\nbogus = 1\n"));
     assert!(e.contains("bogus"), "{e}");
 }
+
+#[test]
+fn two_tcp_transports_on_one_thread_keep_their_probe_series_apart() {
+    // The same host and thread send to the same destination over CUBIC (the default) and
+    // DCTCP (named): their connections have the same flow id, and the probe table tells
+    // them apart by its transport column (a grid thins each series on its own).
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt32Type;
+    let text = format!(
+        "{MIXED_NET}[metrics]\nprobe_interval = \"50us\"\n[transport]\nkind = \"tcp\"\ncc = \"cubic\"\n[transports.dc]\nkind = \"tcp\"\ncc = \"dctcp\"\n\
+         [[workload]]\nkind = \"incast\"\nsenders = [0]\nreceiver = 3\nsize = \"2MB\"\n\
+         [[workload]]\ntransport = \"dc\"\nkind = \"incast\"\nsenders = [0]\nreceiver = 3\nsize = \"2MB\"\nstart = \"10us\"\n"
+    );
+    let sc = Scenario::parse(&text, Path::new(".")).unwrap();
+    let mut sink = MemorySink::default();
+    run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
+    let probes = sink.into_tables().into_iter().find(|t| t.0 == "probes").expect("probes table").1;
+    let (host, flow) = (probes.column_by_name("host").unwrap().as_primitive::<UInt32Type>(), probes.column_by_name("flow").unwrap().as_primitive::<UInt32Type>());
+    let (tp, name) = (probes.column_by_name("transport").unwrap().as_string::<i32>(), probes.column_by_name("name").unwrap().as_string::<i32>());
+    let mut series = std::collections::BTreeMap::<(&str, u32), usize>::new();
+    for i in 0..probes.num_rows() {
+        if host.value(i) == 0 && name.value(i) == "tcp_cwnd" {
+            *series.entry((tp.value(i), flow.value(i))).or_default() += 1;
+        }
+    }
+    let flows: std::collections::BTreeSet<u32> = series.keys().map(|k| k.1).collect();
+    assert_eq!(flows.len(), 1, "one flow id for both connections: {series:?}");
+    assert_eq!(series.keys().map(|k| k.0).collect::<Vec<_>>(), ["dc", "default"], "{series:?}");
+    assert!(series.values().all(|&n| n >= 2), "each series keeps its own rows on the grid: {series:?}");
+}

@@ -167,6 +167,8 @@ pub struct TraceRecord {
 pub struct ProbeRecord {
     pub time: SimTime,
     pub host: u32,
+    /// The transport that published it (flow ids are per transport).
+    pub transport: u8,
     pub flow: u32,
     pub name: &'static str,
     pub value: f64,

@@ -125,7 +125,7 @@ impl Simulation {
         }
         if self.metrics.probes {
             for &(flow, name, value) in &acts.probes {
-                self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host: h, flow, name, value }, &mut self.records.probes);
+                self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host: h, transport: tp, flow, name, value }, &mut self.records.probes);
             }
         }
         for &(slot, gen) in &acts.delivered {

@@ -1,7 +1,7 @@
 //! Protocol probes on a time grid (`metrics.probe_interval`). Protocols publish a value
 //! whenever it changes (a TCP sender's cwnd on every ACK, a PL2 burst's slots on every
 //! GRT), which on long runs makes the probe table the largest output. With an interval,
-//! each (host, flow, name) series keeps the last value published in each grid window, at
+//! each (host, transport, flow, name) series keeps the last value published in each grid window, at
 //! the time it was published: a sample-and-hold reading of the series at every window's
 //! end is unchanged, and the table holds at most one row per series and window.
 
@@ -13,7 +13,7 @@ use rustc_hash::FxHashMap;
 #[derive(Default)]
 pub(crate) struct ProbeGrid {
     interval_ps: u64,
-    pending: FxHashMap<(u32, u32, &'static str), (u64, SimTime, f64)>,
+    pending: FxHashMap<(u32, u8, u32, &'static str), (u64, SimTime, f64)>,
 }
 
 impl ProbeGrid {
@@ -30,23 +30,23 @@ impl ProbeGrid {
             return;
         }
         let w = rec.time.0 / self.interval_ps;
-        let ProbeRecord { time, host, flow, name, value } = rec;
-        if let Some(p) = self.pending.insert((host, flow, name), (w, time, value)) {
+        let ProbeRecord { time, host, transport, flow, name, value } = rec;
+        if let Some(p) = self.pending.insert((host, transport, flow, name), (w, time, value)) {
             if p.0 < w {
-                out.push(ProbeRecord { time: p.1, host, flow, name, value: p.2 });
+                out.push(ProbeRecord { time: p.1, host, transport, flow, name, value: p.2 });
             }
         }
     }
 
-    /// Writes every series' last value (at the end of the run), in (time, host, flow,
-    /// name) order so the output does not depend on the map's order.
+    /// Writes every series' last value (at the end of the run), in (time, host,
+    /// transport, flow, name) order so the output does not depend on the map's order.
     pub fn flush(&mut self, out: &mut Vec<ProbeRecord>) {
         let mut rest: Vec<ProbeRecord> = self
             .pending
             .drain()
-            .map(|((host, flow, name), (_, time, value))| ProbeRecord { time, host, flow, name, value })
+            .map(|((host, transport, flow, name), (_, time, value))| ProbeRecord { time, host, transport, flow, name, value })
             .collect();
-        rest.sort_by(|a, b| (a.time, a.host, a.flow, a.name).cmp(&(b.time, b.host, b.flow, b.name)));
+        rest.sort_by(|a, b| (a.time, a.host, a.transport, a.flow, a.name).cmp(&(b.time, b.host, b.transport, b.flow, b.name)));
         out.extend(rest);
     }
 }
@@ -56,7 +56,7 @@ mod tests {
     use super::*;
 
     fn rec(t: u64, flow: u32, v: f64) -> ProbeRecord {
-        ProbeRecord { time: SimTime(t), host: 0, flow, name: "cwnd", value: v }
+        ProbeRecord { time: SimTime(t), host: 0, transport: 0, flow, name: "cwnd", value: v }
     }
 
     #[test]

@@ -211,14 +211,14 @@ impl Simulation {
         let Owner::Switch { index, local: ingress } = self.ports[(in_port ^ 1) as usize].owner else {
             unreachable!("a link into a switch has its reverse port at that switch")
         };
-        let out = self.arena.get(pkt).next_port;
+        let p = self.arena.get(pkt);
+        let (out, tp) = (p.next_port, p.transport);
         let sw = &mut self.switches[index as usize];
         let node = sw.node;
         let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
         let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
         if !self.emit.is_empty() {
             // Replies go to the same transport as the frame that caused them.
-            let tp = self.arena.get(pkt).transport;
             self.emit_from_switch(index, tp);
         }
         if !self.program_probes.is_empty() {
@@ -226,7 +226,7 @@ impl Simulation {
             let keep = self.metrics.probes;
             for (host, flow, name, value) in self.program_probes.drain(..) {
                 if keep {
-                    self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host, flow, name, value }, &mut self.records.probes);
+                    self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host, transport: tp, flow, name, value }, &mut self.records.probes);
                 }
             }
         }
