@@ -33,19 +33,10 @@ def run(ctx: Context) -> str:
 
 
 def plot_and_report(ctx: Context, df) -> str:  # type: ignore[no-untyped-def]
-    agg = mc.aggregate(df)
-    schemes = [s for s in SCHEMES if any(k[0] == s for k in agg)]
-    seeds = df["seed"].n_unique()
-    mc.plot(ctx, agg, schemes, COLORS, NAME,
-            f"Figs. 3–4: memcached (8 GETs outstanding; 4 KiB values above, 1 KiB below) vs n hosts × 4 threads of "
-            f"64 KiB TCP into the client ({seeds} seed(s))", background_panel=True)
-    ns = sorted({n for _, _, n in agg})
-    top = ns[-1]
-    md = [mc.setup_text(), "", "4 KiB values (the paper's graphs):", "", mc.results_table(agg, PAPER, 4096), "",
-          "1 KiB values:", "", mc.results_table(agg, {}, 1024), "", "**Beside the paper, and where we differ.**"]
-
-    def a(s: str, n: int):  # type: ignore[no-untyped-def]
-        return agg.get((s, 4096, n))
+    r = mc.report_head(ctx, df, NAME, list(SCHEMES), COLORS,
+                       "Figs. 3–4: memcached (8 GETs outstanding; 4 KiB values above, 1 KiB below) vs n hosts × 4 "
+                       "threads of 64 KiB TCP into the client", PAPER)
+    agg, seeds, top, md, a = r.agg, r.seeds, r.top, r.md, r.at
 
     cub0, pl0, fix0 = a("tcp cubic", 0), a("tcp/pl2", 0), a("tcp/pl2 dequeue+improved", 0)
     if cub0 and pl0:

@@ -38,26 +38,14 @@ def run(ctx: Context) -> str:
 
 
 def plot_and_report(ctx: Context, df) -> str:  # type: ignore[no-untyped-def]
-    agg = mc.aggregate(df)
-    schemes = [s for s in SCHEMES if any(k[0] == s for k in agg)]
-    seeds = df["seed"].n_unique()
-    mc.plot(ctx, agg, schemes, COLORS, NAME,
-            f"Figs. 5–6: memcached over TCP (8 GETs outstanding; 4 KiB values above, 1 KiB below) vs n hosts × 4 threads "
-            f"of 64 KiB UDP into the client ({seeds} seed(s))", background_panel=True,
-            paper_band=(75, 90, "paper, PL2: 75–90 Gbps"))
-    ns = sorted({n for _, _, n in agg})
-    top = ns[-1]
-    md = [
-        "Memcached runs over TCP and the background over UDP in the same run, as in the paper: without PL2, TCP Cubic "
-        "beside raw UDP; with PL2, TCP over PL2 beside UDP over PL2, both scheduled by the ToR's one scheduler. "
-        + mc.setup_text(),
-        "", "4 KiB values (the paper's graphs):", "", mc.results_table(agg, PAPER, 4096), "",
-        "1 KiB values:", "", mc.results_table(agg, {}, 1024), "",
-        "**Beside the paper, and where we differ.**",
-    ]
-
-    def a(s: str, n: int):  # type: ignore[no-untyped-def]
-        return agg.get((s, 4096, n))
+    r = mc.report_head(ctx, df, NAME, list(SCHEMES), COLORS,
+                       "Figs. 5–6: memcached over TCP (8 GETs outstanding; 4 KiB values above, 1 KiB below) vs n hosts "
+                       "× 4 threads of 64 KiB UDP into the client", PAPER,
+                       intro="Memcached runs over TCP and the background over UDP in the same run, as in the paper: "
+                             "without PL2, TCP Cubic beside raw UDP; with PL2, TCP over PL2 beside UDP over PL2, both "
+                             "scheduled by the ToR's one scheduler. ",
+                       paper_band=(75, 90, "paper, PL2: 75–90 Gbps"))
+    agg, schemes, ns, top, md, a = r.agg, r.schemes, r.ns, r.top, r.md, r.at
 
     heavy = [(n, x) for n in ns if n >= 2 and (x := a("cubic + udp", n))]
     if heavy:

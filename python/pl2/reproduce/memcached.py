@@ -32,6 +32,7 @@ Setup (both figures):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -230,6 +231,40 @@ def plot(ctx: Context, agg: Mapping[Key, Mapping[str, Any]], schemes: Sequence[s
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     ctx.save(fig, name)
+
+
+@dataclass
+class Report:
+    """What both figures' reports start from: the aggregate, the schemes present, the
+    background-host points, and the Markdown so far (setup and both value sizes' tables)."""
+
+    agg: dict[Key, dict[str, Any]]
+    schemes: list[str]
+    seeds: int
+    ns: list[int]
+    md: list[str]
+
+    @property
+    def top(self) -> int:
+        return self.ns[-1]
+
+    def at(self, scheme: str, n: int) -> dict[str, Any] | None:
+        """The 4 KiB cell (the values the paper's graphs show)."""
+        return self.agg.get((scheme, VALUES[0], n))
+
+
+def report_head(ctx: Context, df: pl.DataFrame, name: str, schemes: Sequence[str], colors: Mapping[str, str],
+                title: str, paper: Mapping[tuple[str, int], str], intro: str = "",
+                paper_band: tuple[float, float, str] | None = None) -> Report:
+    """Plots the figure (`title` gets the seed count) and starts its report: `intro`, the
+    setup, one results table per value size, and the heading of the comparison."""
+    agg = aggregate(df)
+    present = [s for s in schemes if any(k[0] == s for k in agg)]
+    seeds = df["seed"].n_unique()
+    plot(ctx, agg, present, colors, name, f"{title} ({seeds} seed(s))", background_panel=True, paper_band=paper_band)
+    md = [intro + setup_text(), "", "4 KiB values (the paper's graphs):", "", results_table(agg, paper, 4096), "",
+          "1 KiB values:", "", results_table(agg, {}, 1024), "", "**Beside the paper, and where we differ.**"]
+    return Report(agg, present, seeds, sorted({n for _, _, n in agg}), md)
 
 
 def value_summary(agg: Mapping[Key, Mapping[str, Any]], schemes: Sequence[str], value: int) -> str:
