@@ -10,6 +10,11 @@ validation/ns3/scenarios.py. Skipped when the reference CSVs are absent.
 KNOWN_MISSES lists the targets pl2 misses today, each with its reason; they are strict
 xfails, so a change that brings them into agreement shows up as XPASS (then drop the
 entry).
+
+`test_agrees_with_ns3_under_ns3s_rules` runs every scenario with pl2 set to ns-3's rules
+where the two models differ (pl2_side.py --ns3-rules: ns-3's point-to-point framing, its
+bytes in flight, Linux's CUBIC α, its DCTCP CE-change ACK), which is what explains
+the default misses; KNOWN_MISSES_NS3_RULES is what is left.
 """
 
 from __future__ import annotations
@@ -33,32 +38,39 @@ KNOWN_MISSES: dict[tuple[str, str], str] = {
 }
 
 
-def _targets() -> list[tuple[str, str]]:
+#: What pl2 still misses with ns-3's rules (validation/ns3/RESULTS.md).
+KNOWN_MISSES_NS3_RULES: dict[tuple[str, str], str] = {
+    ("incast-cubic-8x1MB", "retx_rate"): "every retransmission is a drop (see drops)",
+    ("incast-cubic-8x1MB", "drops"): "pl2 drops 217 per incast vs ns-3's 197 with ns-3's rules; +6 per run in the slow-start overshoot, +12 in the first recoveries; not traced (validation/ns3/RESULTS.md)",
+}
+
+
+def _targets(names: list[str] | None = None) -> list[tuple[str, str]]:
     import compare
 
     out = []
-    for name in common.SMALL:
+    for name in names or common.SMALL:
         metrics = compare.DUMBBELL if common.SCENARIOS[name].kind == "dumbbell" else compare.INCAST
         out += [(name, m) for m, _kind, target in metrics if target]
     return out
 
 
-_CACHE: dict[str, list] = {}
+_CACHE: dict[tuple[str, bool], list] = {}
 
 
-def _checks(name: str) -> dict[str, object]:
+def _checks(name: str, ns3_rules: bool = False) -> dict[str, object]:
     import compare
     from pl2_side import run_pl2
 
-    if name not in _CACHE:
+    if (name, ns3_rules) not in _CACHE:
         ref = common.reference_path(name)
         if not ref.exists():
             pytest.skip(f"no ns-3 reference {ref} (generate it with validation/ns3/scenarios.py)")
         rows, comments = common.read_rows(ref)
         assert any("ns-3 version" in c for c in comments), "the reference must name its ns-3 version"
-        pl2_rows = [run_pl2(common.SCENARIOS[name], int(r["seed"])) for r in rows]
-        _CACHE[name] = compare.compare(name, rows, pl2_rows)
-    return {c.metric: c for c in _CACHE[name]}
+        pl2_rows = [run_pl2(common.SCENARIOS[name], int(r["seed"]), ns3_rules=ns3_rules) for r in rows]
+        _CACHE[(name, ns3_rules)] = compare.compare(name, rows, pl2_rows)
+    return {c.metric: c for c in _CACHE[(name, ns3_rules)]}
 
 
 @pytest.mark.parametrize(
@@ -72,6 +84,20 @@ def test_agrees_with_ns3(scenario: str, metric: str) -> None:
     import compare
 
     c = _checks(scenario)[metric]
+    assert c.ok, "\n" + compare.table([c])
+
+
+@pytest.mark.parametrize(
+    ("scenario", "metric"),
+    [
+        pytest.param(s, m, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISSES_NS3_RULES[(s, m)])) if (s, m) in KNOWN_MISSES_NS3_RULES else (s, m)
+        for s, m in _targets(list(common.SCENARIOS))
+    ],
+)
+def test_agrees_with_ns3_under_ns3s_rules(scenario: str, metric: str) -> None:
+    import compare
+
+    c = _checks(scenario, ns3_rules=True)[metric]
     assert c.ok, "\n" + compare.table([c])
 
 

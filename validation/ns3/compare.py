@@ -2,6 +2,7 @@
 
     python validation/ns3/compare.py                 # runs pl2's side now (Python API)
     python validation/ns3/compare.py --pl2 out/pl2   # or reads pl2_side.py's CSVs
+    python validation/ns3/compare.py --ns3-rules     # pl2 with ns-3's rules where they differ
 
 Targets (issue 6), each over the seeds of the reference (≥ 10):
 - completion time p50 and p99 (mean over seeds of each seed's p50 / p99): within 10%;
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pl2", type=Path, default=None, help="directory of pl2_side.py CSVs (default: run pl2 now)")
     ap.add_argument("--cli", default=None, help="with no --pl2: run the pl2-run binary at this path instead of the Python API")
     ap.add_argument("--no-handshake", action="store_true", help="with no --pl2: pl2 with pre-established connections instead of ns-3's handshake")
+    ap.add_argument("--ns3-rules", action="store_true", help="with no --pl2: pl2 with ns-3's framing and TCP rules where the two models differ (pl2_side.py)")
     a = ap.parse_args(argv)
     checks: list[Check] = []
     for name in a.only or list(SCENARIOS):
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from pl2_side import run_pl2
 
-            pl2_rows = [run_pl2(SCENARIOS[name], int(r["seed"]), a.cli, not a.no_handshake) for r in ref_rows]
+            pl2_rows = [run_pl2(SCENARIOS[name], int(r["seed"]), a.cli, not a.no_handshake, a.ns3_rules) for r in ref_rows]
         checks += compare(name, ref_rows, pl2_rows)
     print(table(checks))
     missed = [c for c in checks if c.target and not c.ok]

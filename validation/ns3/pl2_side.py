@@ -10,6 +10,15 @@ its last byte, so the handshake's round trip is not part of it on either side.
 `--no-handshake` runs pre-established connections instead (the setting before the
 handshake existed in pl2).
 
+`--ns3-rules` runs pl2 with ns-3's own rules where the two models differ (RESULTS.md,
+"Remaining misses"): ns-3's point-to-point framing (`framing.link = "ppp"` at ns-3's
+scaled link rate, so every frame, ACKs and SYNs included, takes ns-3's time on the wire;
+port limit and marking threshold in the same frames), ns-3's bytes in flight
+(`sacked_retransmissions_in_flight`), CUBIC's Reno-friendly α as Linux and ns-3 have it
+(`cubic_alpha = "linux"`) and ns-3's CE-change ACK (`ce_change_ack = "ns3"`). Queue
+occupancy is then reported in Ethernet wire bytes again (× WIRE_FULL / NS3_FULL: the
+bottleneck queue holds full data frames), the unit of the references.
+
     python validation/ns3/pl2_side.py                       # all scenarios × 10 seeds → out/pl2/*.csv
     python validation/ns3/pl2_side.py --only dumbbell-dctcp-4 --seeds 1 --print-toml
 """
@@ -27,21 +36,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ns3_common import HERE, SCENARIOS, SEEDS, WINDOW_NS, WIRE_FULL, Spec, jain, quantile, sample_and_hold, write_rows  # noqa: E402
+from ns3_common import HERE, NS3_FULL, SCENARIOS, SEEDS, WINDOW_NS, WIRE_FULL, Spec, jain, quantile, sample_and_hold, write_rows  # noqa: E402
 
 #: Persistent-workload message size: whole segments (45 × 1460 B), so the stream is
 #: never cut short of a full segment and per-flow delivered bytes are fine-grained.
 PERSISTENT_MSG = 45 * 1460
 
 
-def toml(spec: Spec, seed: int, handshake: bool = True) -> str:
+def toml(spec: Spec, seed: int, handshake: bool = True, ns3_rules: bool = False) -> str:
     """The pl2 scenario for one seed (`handshake`: open connections with a SYN exchange,
-    as ns-3 does; README "Model differences")."""
-    ecn = f'{{ kind = "step", threshold = "{spec.ecn_frames * WIRE_FULL}B" }}' if spec.ecn_frames else '{ kind = "off" }'
+    as ns-3 does; README "Model differences"; `ns3_rules`: see the module docstring)."""
+    # A full frame on the wire, and the link rate scale: with ns-3's rules pl2 frames as
+    # ns-3 does (IP packet + 2 B) at ns-3's link rate (scaled by NS3_FULL / WIRE_FULL in
+    # scenarios.py so that a full frame takes as long as pl2's Ethernet frame).
+    full, scale = (NS3_FULL, NS3_FULL / WIRE_FULL) if ns3_rules else (WIRE_FULL, 1.0)
+    ecn = f'{{ kind = "step", threshold = "{spec.ecn_frames * full}B" }}' if spec.ecn_frames else '{ kind = "off" }'
+    host_bps = int(spec.host_gbps * 1e9 * scale)  # as ns-3: uint64_t(bps * rateScale)
     if spec.kind == "dumbbell":
         topo = (
             f'{{ kind = "dumbbell", hosts_per_side = {spec.flows}, '
-            f'bottleneck = {{ rate = "{spec.bottleneck_gbps}Gbps", delay = "{spec.delay_ns}ns" }} }}'
+            f'bottleneck = {{ rate = "{int(spec.bottleneck_gbps * 1e9 * scale)}bps", delay = "{spec.delay_ns}ns" }} }}'
         )
     else:
         topo = f'{{ kind = "single_rack", hosts = {spec.flows + 1} }}'
@@ -55,12 +69,12 @@ def toml(spec: Spec, seed: int, handshake: bool = True) -> str:
         "",
         "[network]",
         'mtu = "1500B"',
-        "framing = { vlan_tag = false }",
+        'framing = { vlan_tag = false, link = "ppp" }' if ns3_rules else "framing = { vlan_tag = false }",
         f"topology = {topo}",
-        f'link = {{ rate = "{spec.host_gbps}Gbps", delay = "{spec.delay_ns}ns" }}',
+        f'link = {{ rate = "{host_bps}bps", delay = "{spec.delay_ns}ns" }}',
         "host = { threads = 1, send_latency = \"0ns\", recv_latency = \"0ns\" }",
         f'switch = {{ latency = "0ns", cut_through = false, dynamic_thresholds = false, buffer = "64MiB", '
-        f'port_limit = "{spec.limit_frames * WIRE_FULL}B", ecn = {ecn} }}',
+        f'port_limit = "{spec.limit_frames * full}B", ecn = {ecn} }}',
         "",
         "[transport]",
         'kind = "tcp"',
@@ -84,6 +98,14 @@ def toml(spec: Spec, seed: int, handshake: bool = True) -> str:
         'initial_rto = "1ms"',
         'receive_window = "16MiB"',
         'send_buffer = "16MiB"',
+    ]
+    if ns3_rules:
+        lines += [
+            "sacked_retransmissions_in_flight = true",
+            'cubic_alpha = "linux"',
+            'ce_change_ack = "ns3"',
+        ]
+    lines += [
         "",
         "[metrics]",
         f'window = "{WINDOW_NS}ns"',
@@ -133,14 +155,15 @@ def _run_cli(text: str, binary: str):
     return summary, tables, wall
 
 
-def run_pl2(spec: Spec, seed: int, cli: str | None = None, handshake: bool = True) -> dict:
+def run_pl2(spec: Spec, seed: int, cli: str | None = None, handshake: bool = True, ns3_rules: bool = False) -> dict:
     """One pl2 run → the metric row of ns3_common.FIELDS."""
-    text = toml(spec, seed, handshake)
+    text = toml(spec, seed, handshake, ns3_rules)
     summary, t, wall = _run_cli(text, cli) if cli else _run_api(text)
-    return summarise(spec, seed, summary, t, wall)
+    return summarise(spec, seed, summary, t, wall, WIRE_FULL / NS3_FULL if ns3_rules else 1.0)
 
 
-def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float) -> dict:
+def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float, queue_scale: float = 1.0) -> dict:
+    """`queue_scale` converts the port's bytes to Ethernet wire bytes (PPP framing)."""
     import polars as pl
 
     ps = 1000  # ps per ns
@@ -181,7 +204,7 @@ def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float) -> dic
         row["fct_from_send_p50_us"] = quantile(lat_send, 0.5)
         row["fct_from_send_p99_us"] = quantile(lat_send, 0.99)
         port = t["ports"].filter((pl.col("node") == "s0") & (pl.col("peer") == f"h{receiver}"))
-    q = [float(v) for v in port["max_queue_bytes"].to_list()]
+    q = [float(v) * queue_scale for v in port["max_queue_bytes"].to_list()]
     row["queue_p50_bytes"] = quantile(q, 0.5)
     row["queue_p99_bytes"] = quantile(q, 0.99)
     row["drops"] = sum(summary["drops"].values())
@@ -199,15 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "out" / "pl2")
     ap.add_argument("--cli", default=None, help="run the pl2-run binary at this path instead of the Python API")
     ap.add_argument("--no-handshake", action="store_true", help="pre-established connections (pl2's default) instead of ns-3's handshake")
+    ap.add_argument("--ns3-rules", action="store_true", help="pl2 with ns-3's framing and TCP rules where the models differ (see above)")
     ap.add_argument("--print-toml", action="store_true")
     a = ap.parse_args(argv)
     for name in a.only or list(SCENARIOS):
         spec = SCENARIOS[name]
         if a.print_toml:
-            print(toml(spec, a.seeds[0], not a.no_handshake))
+            print(toml(spec, a.seeds[0], not a.no_handshake, a.ns3_rules))
         rows = []
         for seed in a.seeds:
-            r = run_pl2(spec, seed, a.cli, not a.no_handshake)
+            r = run_pl2(spec, seed, a.cli, not a.no_handshake, a.ns3_rules)
             rows.append(r)
             print(f"{name} seed {seed}: " + ", ".join(f"{k}={v:.4g}" for k, v in r.items() if isinstance(v, float)), flush=True)
         write_rows(a.out / f"{name}.csv", rows, f"pl2 side of validation scenario {name}\ngenerated by validation/ns3/pl2_side.py")

@@ -53,6 +53,9 @@ impl NetworkConfig {
         if self.mtu.0 < 64 || self.mtu.0 > 65_000 {
             return Err(invalid("mtu", format!("{}; use 64B..65000B (1500B standard, 9000B jumbo)", self.mtu)));
         }
+        if self.framing.link == crate::framing::LinkLayer::Ppp && self.framing.vlan_tag {
+            return Err(invalid("framing.vlan_tag", "true, but PPP frames carry no 802.1Q tag; set vlan_tag = false with link = \"ppp\""));
+        }
         Ok(())
     }
 }

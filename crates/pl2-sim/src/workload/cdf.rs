@@ -356,7 +356,7 @@ mod tests {
     #[test]
     fn constant_wire_bytes_match_a_hand_count() {
         let udp = L4Headers::Udp;
-        let f = Framing { vlan_tag: true };
+        let f = Framing::ethernet(true);
         // 14 Ethernet + 4 tag + 28 IPv4/UDP + 185 payload + 4 FCS = 235, + 8 preamble + 12 IFG.
         assert_eq!(
             SizeCdf::constant(185)

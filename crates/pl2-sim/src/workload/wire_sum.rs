@@ -109,8 +109,8 @@ mod tests {
 
     #[test]
     fn wire_prefix_matches_brute_force() {
-        let tagged = Framing { vlan_tag: true };
-        let untagged = Framing { vlan_tag: false };
+        let tagged = Framing::ethernet(true);
+        let untagged = Framing::ethernet(false);
         let cases = [
             (tagged, L4Headers::Udp, 1500),
             (untagged, L4Headers::None, 1500),

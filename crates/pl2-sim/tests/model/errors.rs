@@ -15,6 +15,14 @@ fn build_err(net: NetworkConfig) -> String {
 }
 
 #[test]
+fn ppp_framing_with_a_vlan_tag_is_refused() {
+    let mut net = NetworkConfig::default();
+    net.framing.link = pl2_sim::framing::LinkLayer::Ppp;
+    let e = build_err(net);
+    assert!(e.contains("framing.vlan_tag") && e.contains("vlan_tag = false"), "{e}");
+}
+
+#[test]
 fn zero_hosts() {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts: 0, breakout: 1 };

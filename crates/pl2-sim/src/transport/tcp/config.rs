@@ -66,6 +66,32 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "is_zero")]
     #[schemars(!skip_serializing_if)]
     pub quick_acks: u32,
+    /// CUBIC's Reno-friendly α (RFC 9438 §4.3): `rfc9438` (default): W_est grows by
+    /// α = 3(1 − β)/(1 + β) segments per RTT until it reaches `cwnd_prior`, then by 1.
+    /// `linux`: by 3(1 − β)/(1 + β) at every window, as Linux (`tcp_cubic.c`, its
+    /// `beta_scale`) and ns-3's `TcpCubic` do.
+    #[serde(skip_serializing_if = "CubicAlpha::is_rfc9438")]
+    #[schemars(!skip_serializing_if)]
+    pub cubic_alpha: CubicAlpha,
+    /// Count a retransmitted segment the receiver then SACKs as still in flight, until
+    /// the cumulative ACK passes it or a timeout clears the retransmission marks, as
+    /// ns-3 3.44 does (`TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
+    /// retransmitted, with a segment's retransmitted flag cleared only by
+    /// `SetSentListLost`). Default false: RFC 6675's pipe (§4 `SetPipe`) and Linux count
+    /// no SACKed octet. For comparisons with ns-3 (`validation/ns3/`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub sacked_retransmissions_in_flight: bool,
+    /// What the receiver's ACK sent when a data segment's CE bit differs from the previous
+    /// one's, with an ACK delayed (RFC 8257 §3.2), acknowledges: `rfc8257` (default): every
+    /// segment received so far, with the old ECE state, as Linux
+    /// (`dctcp_ece_ack_update`); `ns3`: only up to the segment before the delayed one, as
+    /// ns-3 3.44's `TcpDctcp::CeState0to1`/`CeState1to0` (its `m_priorRcvNxt` is taken
+    /// before the delayed segment is received), so that ACK is a duplicate ACK. For
+    /// comparisons with ns-3.
+    #[serde(skip_serializing_if = "CeChangeAck::is_rfc8257")]
+    #[schemars(!skip_serializing_if)]
+    pub ce_change_ack: CeChangeAck,
     /// Minimum retransmission timeout (RFC 6298 says 1 s; Linux 200 ms). Default 1 ms.
     pub min_rto: Duration,
     /// RTO before the first RTT sample (RFC 6298: 1 s). Default 1 ms.
@@ -128,6 +154,40 @@ pub enum CcKind {
     None,
 }
 
+/// CUBIC's Reno-friendly α (see `TcpConfig::cubic_alpha`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CubicAlpha {
+    /// 3(1 − β)/(1 + β), then 1 from `cwnd_prior` on (RFC 9438 §4.3).
+    #[default]
+    Rfc9438,
+    /// 3(1 − β)/(1 + β) at every window (Linux, ns-3).
+    Linux,
+}
+
+impl CubicAlpha {
+    fn is_rfc9438(&self) -> bool {
+        *self == CubicAlpha::Rfc9438
+    }
+}
+
+/// The ACK point of the ACK a CE change flushes (see `TcpConfig::ce_change_ack`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CeChangeAck {
+    /// Everything received (RFC 8257 §3.2, Linux).
+    #[default]
+    Rfc8257,
+    /// Up to the segment before the delayed one (ns-3 3.44).
+    Ns3,
+}
+
+impl CeChangeAck {
+    fn is_rfc8257(&self) -> bool {
+        *self == CeChangeAck::Rfc8257
+    }
+}
+
 /// `syn_rto`'s default: 1 ms.
 const DEFAULT_SYN_RTO: Duration = Duration::from_ms(1);
 
@@ -151,6 +211,9 @@ impl Default for TcpConfig {
             delayed_ack: true,
             delayed_ack_timeout: Duration::from_us(40),
             quick_acks: 0,
+            cubic_alpha: CubicAlpha::Rfc9438,
+            sacked_retransmissions_in_flight: false,
+            ce_change_ack: CeChangeAck::Rfc8257,
             min_rto: Duration::from_ms(1),
             initial_rto: Duration::from_ms(1),
             max_rto: Duration::from_ms(60_000),

@@ -13,11 +13,13 @@
 //!   out-of-order segment (after a hole is partly filled: the lowest block left).
 //! - ECN (RFC 8257 §3.2): every ACK echoes the CE bit of the latest segment (ECE); when
 //!   the CE bit changes with an ACK pending, the pending ACK goes out first with the old
-//!   state, so each acknowledged byte is echoed exactly.
+//!   state, so each acknowledged byte is echoed exactly (`ce_change_ack = "ns3"`: that
+//!   ACK stops before the delayed segment, as ns-3's does).
 //! - Handshake (`handshake = true`, RFC 9293 §3.5): a SYN opens the connection (passive
 //!   open, no listen queue or SYN cookies) and is answered with a SYN-ACK at once; every
 //!   SYN is answered, so a SYN resent after a lost SYN-ACK gets another one.
 
+use super::config::CeChangeAck;
 use super::wire::{self, Ack, Segment, Syn};
 use super::{Ctx, TcpStats};
 use crate::packet::Packet;
@@ -37,6 +39,8 @@ struct RxConn {
     thread: u16,
     flow: u32,
     rcv_nxt: u64,
+    /// `rcv_nxt` before the latest in-order segment (`ce_change_ack = "ns3"`).
+    prior_rcv_nxt: u64,
     ooo: BTreeMap<u64, Ooo>,
     pending: u32,
     /// In-order data segments still to be acknowledged at once (`quick_acks`).
@@ -61,7 +65,13 @@ impl Receiver {
     }
 
     fn send_ack(ctx: &Ctx, i: u32, c: &mut RxConn, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {
-        let a = Ack { ack32: c.rcv_nxt as u32, flow: c.flow, thread: c.thread, sack: if ctx.cfg.sack { sack } else { (0, 0) }, ece: c.ce };
+        Self::send_ack_at(ctx, i, c, c.rcv_nxt, sack, st, out);
+    }
+
+    /// Sends an ACK of everything below `point` (`rcv_nxt` but for the CE-change ACK of
+    /// `ce_change_ack = "ns3"`).
+    fn send_ack_at(ctx: &Ctx, i: u32, c: &mut RxConn, point: u64, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {
+        let a = Ack { ack32: point as u32, flow: c.flow, thread: c.thread, sack: if ctx.cfg.sack { sack } else { (0, 0) }, ece: c.ce };
         out.sends.push(wire::encode_ack(c.src, &a, ctx.cfg.priority, c.last_msg.0, c.last_msg.1));
         st.acks_sent += 1;
         c.pending = 0;
@@ -104,7 +114,7 @@ impl Receiver {
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
-        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg });
+        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, prior_rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg });
         let i = self.conns.len() as u32 - 1;
         self.index.insert(key, i);
         i
@@ -127,7 +137,11 @@ impl Receiver {
         let c = &mut self.conns[i as usize];
         if s.ce != c.ce {
             if c.pending > 0 {
-                Self::send_ack(ctx, i, c, (0, 0), st, out);
+                let point = match ctx.cfg.ce_change_ack {
+                    CeChangeAck::Rfc8257 => c.rcv_nxt,
+                    CeChangeAck::Ns3 => c.prior_rcv_nxt,
+                };
+                Self::send_ack_at(ctx, i, c, point, (0, 0), st, out);
             }
             c.ce = s.ce;
         }
@@ -145,6 +159,7 @@ impl Receiver {
             Self::send_ack(ctx, i, c, b, st, out);
         } else {
             let had_hole = !c.ooo.is_empty();
+            c.prior_rcv_nxt = c.rcv_nxt;
             Self::deliver(c, end, (s.msg, s.msg_gen), s.msg_end, out);
             while let Some(e) = c.ooo.first_entry() {
                 if *e.key() > c.rcv_nxt {

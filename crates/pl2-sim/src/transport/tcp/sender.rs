@@ -56,6 +56,7 @@
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment, Syn};
+use super::config::TcpConfig;
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::{Duration, SimTime};
@@ -77,6 +78,9 @@ struct Seg {
     lost: bool,
     /// Resent since marked lost (counts in `pipe` again).
     rtx_out: bool,
+    /// ns-3's retransmitted mark: set at every resend, cleared only by a timeout
+    /// (`TcpConfig::sacked_retransmissions_in_flight`).
+    rtx_mark: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -155,16 +159,20 @@ fn timer_id(idx: u32) -> u32 {
 }
 
 impl Conn {
-    fn pipe(&self, sack: bool, mss: u64) -> u64 {
+    /// Bytes in flight: RFC 6675's pipe with SACK (§4 `SetPipe`), RFC 5681's FlightSize
+    /// less the duplicate ACKs without (Reno emulation).
+    fn pipe(&self, cfg: &TcpConfig, mss: u64) -> u64 {
+        let sack = cfg.sack;
         if !self.marks {
             return (self.snd_nxt - self.snd_una).saturating_sub(if sack { 0 } else { u64::from(self.dupacks) * mss });
         }
+        let sacked_rtx = cfg.sacked_retransmissions_in_flight;
         let mut p = 0u64;
         for s in &self.segs {
-            if s.sacked || (s.lost && !s.rtx_out) {
-                continue;
+            let counts = if s.sacked { sacked_rtx && s.rtx_mark } else { !s.lost || s.rtx_out };
+            if counts {
+                p += u64::from(s.len);
             }
-            p += u64::from(s.len);
         }
         if !sack {
             p = p.saturating_sub(u64::from(self.dupacks) * mss);
@@ -220,7 +228,7 @@ impl Sender {
             return i;
         }
         let mss = ctx.mss;
-        let cc = Cc::with_counting(ctx.cfg.cc_kind(), ctx.cfg.byte_counting);
+        let cc = Cc::for_config(&ctx.cfg);
         let unlimited = matches!(cc, Cc::None(_));
         let c = Conn {
             dst,
@@ -297,7 +305,7 @@ impl Sender {
             return;
         }
         let ect = c.cc.ecn();
-        let mut pipe = c.pipe(ctx.cfg.sack, mss);
+        let mut pipe = c.pipe(&ctx.cfg, mss);
         while self.in_ring[t] < self.ring {
             // A lost segment not yet resent.
             let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
@@ -308,6 +316,7 @@ impl Sender {
                     c.retx_now = false;
                     s.rtx_out = true;
                     s.retx = true;
+                    s.rtx_mark = true;
                     s.sent = now;
                     s.queued = self.pl2;
                     pipe += len;
@@ -340,7 +349,7 @@ impl Sender {
             if msg_end {
                 c.msgs.pop_front();
             }
-            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: self.pl2, retx: false, sacked: false, lost: false, rtx_out: false });
+            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: self.pl2, retx: false, sacked: false, lost: false, rtx_out: false, rtx_mark: false });
             let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
             let spec = wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread);
             if self.pl2 {
@@ -367,7 +376,7 @@ impl Sender {
         out.probes.push((f, "tcp_cwnd", c.w.cwnd as f64));
         out.probes.push((f, "tcp_ssthresh", c.w.ssthresh as f64));
         out.probes.push((f, "tcp_srtt_us", c.rto.srtt.map_or(f64::NAN, |d| d.as_secs_f64() * 1e6)));
-        out.probes.push((f, "tcp_inflight", c.pipe(ctx.cfg.sack, ctx.mss) as f64));
+        out.probes.push((f, "tcp_inflight", c.pipe(&ctx.cfg, ctx.mss) as f64));
         out.probes.push((f, "tcp_retx", c.retransmissions as f64));
         if let Some(a) = c.cc.alpha() {
             out.probes.push((f, "tcp_alpha", a));
@@ -383,11 +392,11 @@ impl Sender {
     /// SACK the latter still counts everything SACKed above a hole, so after one loss it
     /// can exceed the path's capacity many times and every later recovery starts with a
     /// window that overflows the bottleneck again (found by the ns-3 comparison).
-    fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats, sack: bool, mss: u64) {
+    fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats, cfg: &TcpConfig, mss: u64) {
         c.state = State::Recovery;
         c.recover = c.snd_nxt;
         c.retx_now = true;
-        let flight = c.pipe(sack, mss);
+        let flight = c.pipe(cfg, mss);
         c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
         c.cc.on_loss(&mut c.w, now, flight);
         st.fast_recoveries += 1;
@@ -528,7 +537,7 @@ impl Sender {
                     lost = true;
                 }
                 if lost {
-                    Self::enter_recovery(now, c, st, ctx.cfg.sack, mss);
+                    Self::enter_recovery(now, c, st, &ctx.cfg, mss);
                 }
             }
             State::Recovery if ctx.cfg.sack => {
@@ -616,7 +625,7 @@ impl Sender {
         // (snd_nxt − snd_una): after a stalled SACK recovery the latter counts everything
         // SACKed above the holes and can be several times the path's capacity, so the
         // slow start after the timeout would overflow the bottleneck again.
-        let flight = c.pipe(ctx.cfg.sack, ctx.mss);
+        let flight = c.pipe(&ctx.cfg, ctx.mss);
         if c.rto_series == 0 {
             c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
             c.cc.on_rto(&mut c.w, now, flight);
@@ -625,9 +634,13 @@ impl Sender {
         if !matches!(c.cc, Cc::None(_)) {
             c.w.cwnd = ctx.mss;
         }
-        for g in c.segs.iter_mut().filter(|g| !g.sacked) {
-            g.lost = true;
-            g.rtx_out = false;
+        for g in c.segs.iter_mut() {
+            // ns-3's `SetSentListLost` clears every retransmitted mark, SACKed or not.
+            g.rtx_mark = false;
+            if !g.sacked {
+                g.lost = true;
+                g.rtx_out = false;
+            }
         }
         c.marks = true;
         c.state = State::Loss;
@@ -660,5 +673,62 @@ impl Sender {
     /// Bytes written and not yet acknowledged, over all connections.
     pub fn unacknowledged(&self) -> u64 {
         self.conns.iter().map(|c| c.write_end - c.snd_una).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    /// A connection in recovery with five segments out: `flags[i]` = (sacked, lost,
+    /// resent since marked lost, ns-3 retransmitted mark).
+    fn conn(flags: [(bool, bool, bool, bool); 5]) -> Conn {
+        let cfg = TcpConfig::default();
+        let segs = flags
+            .iter()
+            .enumerate()
+            .map(|(i, &(sacked, lost, rtx_out, rtx_mark))| Seg { start: i as u64 * MSS, len: MSS as u32, msg: 0, gen: 0, msg_end: i == 4, sent: SimTime::ZERO, queued: false, retx: rtx_mark, sacked, lost, rtx_out, rtx_mark })
+            .collect();
+        Conn {
+            dst: 1,
+            thread: 0,
+            flow: 0,
+            snd_una: 0,
+            snd_nxt: 5 * MSS,
+            write_end: 5 * MSS,
+            msgs: VecDeque::new(),
+            segs,
+            w: Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS },
+            cc: Cc::for_config(&cfg),
+            rto: Rto::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            state: State::Recovery,
+            recover: 5 * MSS,
+            dupacks: 0,
+            blocked: None,
+            rto_armed: true,
+            rto_series: 0,
+            retx_now: false,
+            retransmissions: 0,
+            marks: true,
+            handshake: Handshake::Established,
+            syn_sent: SimTime::ZERO,
+            syn_resent: false,
+            syn_rto: cfg.syn_rto,
+        }
+    }
+
+    #[test]
+    fn pipe_counts_a_sacked_retransmission_only_under_ns3s_rule() {
+        // Segment 0 lost and not yet resent, 1 lost and resent (in flight), 2 resent and
+        // then SACKed, 3 SACKed, 4 sent. RFC 6675 SetPipe: 1 and 4 are in flight, 2 000 B.
+        // ns-3's BytesInFlight (sent 5 − SACKed 2 − lost 2 + retransmitted 2) = 3 segments:
+        // the SACKed retransmission of 2 still counts.
+        let c = conn([(false, true, false, false), (false, true, true, true), (true, false, false, true), (true, false, false, false), (false, false, false, false)]);
+        let rfc = TcpConfig::default();
+        let ns3 = TcpConfig { sacked_retransmissions_in_flight: true, ..TcpConfig::default() };
+        assert_eq!(c.pipe(&rfc, MSS), 2 * MSS);
+        assert_eq!(c.pipe(&ns3, MSS), 3 * MSS);
     }
 }

@@ -9,7 +9,8 @@
 //!   [cwnd, 1.5·cwnd]; cwnd grows by `(target − cwnd)/cwnd` per segment acked (§4.4).
 //!   The Reno estimate `W_est` grows by `α·acked/cwnd` with α = 3(1 − β)/(1 + β) (1 once
 //!   `W_est ≥ cwnd_prior`, §4.3; not once it reaches the fast-convergence-lowered
-//!   `W_max`); when `W_cubic(t) < W_est` cwnd = `W_est` (Reno-friendly).
+//!   `W_max`); when `W_cubic(t) < W_est` cwnd = `W_est` (Reno-friendly). With
+//!   `linux_alpha` α never turns to 1 (Linux's and ns-3's rule).
 
 use super::{slow_start, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
@@ -30,6 +31,8 @@ pub struct Cubic {
     cwnd_f: f64,
     /// The last ACK's window came from the Reno-friendly estimate.
     pub reno_friendly: bool,
+    /// α stays 3(1 − β)/(1 + β) above `cwnd_prior` (`TcpConfig::cubic_alpha = "linux"`).
+    pub linux_alpha: bool,
 }
 
 impl Cubic {
@@ -68,7 +71,7 @@ impl CongestionControl for Cubic {
         };
         let t = a.now.since(epoch).as_secs_f64();
         let rtt = a.srtt.map_or(0.0, |d| d.as_secs_f64());
-        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
+        let alpha = if self.w_est >= self.cwnd_prior && !self.linux_alpha { 1.0 } else { 3.0 * (1.0 - BETA) / (1.0 + BETA) };
         self.w_est += alpha * acked / cwnd;
         let new = if self.w_cubic(t) < self.w_est {
             self.reno_friendly = true;

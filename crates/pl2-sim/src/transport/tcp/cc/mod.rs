@@ -8,7 +8,7 @@ pub mod dctcp;
 pub mod newreno;
 pub mod none;
 
-use super::config::CcKind;
+use super::config::{CcKind, CubicAlpha, TcpConfig};
 use crate::units::{Duration, SimTime};
 
 /// The window an algorithm controls, in bytes.
@@ -88,6 +88,15 @@ pub enum Cc {
 impl Cc {
     pub fn new(kind: CcKind) -> Cc {
         Cc::with_counting(kind, true)
+    }
+
+    /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`).
+    pub fn for_config(cfg: &TcpConfig) -> Cc {
+        let mut cc = Cc::with_counting(cfg.cc_kind(), cfg.byte_counting);
+        if let Cc::Cubic(c) = &mut cc {
+            c.linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
+        }
+        cc
     }
 
     /// `byte_counting`: see `TcpConfig::byte_counting`.
@@ -240,6 +249,24 @@ mod tests {
         c.on_ack(&mut w, &ack(3, MSS));
         let inc = c.w_est - 70.0;
         assert!((1.0 / 71.0..=1.0 / 49.0).contains(&inc), "{inc}");
+    }
+
+    #[test]
+    fn cubic_linux_alpha_never_turns_to_one() {
+        // Linux's tcp_cubic.c grows its Reno estimate by one segment per
+        // ⌊15·cwnd/8⌋ acknowledged (`beta_scale` = 15 at β = 717/1024): α = 8/15 ≈
+        // 3(1 − β)/(1 + β) at every window, above cwnd_prior too.
+        let cfg = TcpConfig { cc: Some(CcKind::Cubic), cubic_alpha: CubicAlpha::Linux, ..TcpConfig::default() };
+        let Cc::Cubic(mut c) = Cc::for_config(&cfg) else { panic!("cubic") };
+        let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
+        c.on_loss(&mut w, SimTime::ZERO, 0);
+        c.on_ack(&mut w, &ack(1, MSS));
+        c.w_est = 120.0; // above cwnd_prior (100 segments)
+        let cwnd = w.cwnd as f64 / MSS as f64;
+        c.on_ack(&mut w, &ack(2, MSS));
+        let inc = c.w_est - 120.0;
+        let alpha = 3.0 * 0.3 / 1.7;
+        assert!((inc - alpha / cwnd).abs() < alpha / cwnd * 0.05, "{inc} vs {}", alpha / cwnd);
     }
 
     #[test]
