@@ -14,7 +14,7 @@ entry).
 `test_agrees_with_ns3_under_ns3s_rules` runs every scenario with pl2 set to ns-3's rules
 where the two models differ (pl2_side.py --ns3-rules: ns-3's point-to-point framing, its
 bytes in flight, Linux's CUBIC α, its DCTCP CE-change ACK), which is what explains
-the default misses; KNOWN_MISSES_NS3_RULES is what is left.
+the default misses; KNOWN_MISSES_NS3_RULES is what is left (nothing today).
 """
 
 from __future__ import annotations
@@ -34,15 +34,12 @@ common = pytest.importorskip("ns3_common", reason="validation/ns3 is missing")
 #: (scenario, metric) → why pl2 and ns-3 differ (see validation/ns3/README.md).
 KNOWN_MISSES: dict[tuple[str, str], str] = {
     ("incast-dctcp-8x1MB", "retx_rate"): "every retransmission is a drop (see drops): pl2 resends ~10% more segments (validation/ns3/RESULTS.md)",
-    ("incast-dctcp-8x1MB", "drops"): "pl2 drops 44.4 per incast vs ns-3's 40.2, all in the slow-start overshoot; mostly ns-3's DCTCP receiver acknowledging one segment too little at a CE change (a duplicate ACK where RFC 8257 3.2 and Linux acknowledge the delayed segment); see validation/ns3/RESULTS.md",
+    ("incast-dctcp-8x1MB", "drops"): "pl2 drops 45.0 per incast vs ns-3's 40.2, all in the slow-start overshoot; mostly ns-3's DCTCP receiver acknowledging one segment too little at a CE change (a duplicate ACK where RFC 8257 3.2 and Linux acknowledge the delayed segment); see validation/ns3/RESULTS.md",
 }
 
 
-#: What pl2 still misses with ns-3's rules (validation/ns3/RESULTS.md).
-KNOWN_MISSES_NS3_RULES: dict[tuple[str, str], str] = {
-    ("incast-cubic-8x1MB", "retx_rate"): "every retransmission is a drop (see drops)",
-    ("incast-cubic-8x1MB", "drops"): "pl2 drops 217 per incast vs ns-3's 197 with ns-3's rules; +6 per run in the slow-start overshoot, +12 in the first recoveries; not traced (validation/ns3/RESULTS.md)",
-}
+#: What pl2 still misses with ns-3's rules (validation/ns3/RESULTS.md): nothing.
+KNOWN_MISSES_NS3_RULES: dict[tuple[str, str], str] = {}
 
 
 def _targets(names: list[str] | None = None) -> list[tuple[str, str]]:

@@ -1,7 +1,8 @@
 //! TCP's optional three-way handshake (`handshake = true`, RFC 9293 §3.5) against
 //! hand-computed times: the first message on a connection completes exactly one
-//! handshake (SYN + SYN-ACK through the switch) later than without it, the next one pays
-//! nothing; the handshake's round trip seeds SRTT; a lost SYN or SYN-ACK costs `syn_rto`,
+//! handshake (SYN + SYN-ACK through the switch, plus the serialisation of the pure ACK
+//! that precedes the data with `handshake_ack = "separate"`, the default) later than
+//! without it, the next one pays nothing; the handshake's round trip seeds SRTT; a lost SYN or SYN-ACK costs `syn_rto`,
 //! two lost SYNs `syn_rto` + 2·`syn_rto`; a SYN-ACK to a resent SYN is ignored; over PL2
 //! the handshake frames never touch the ToR's counters. `common::run` checks packet
 //! conservation in each run.
@@ -12,7 +13,7 @@ use pl2_sim::framing::{Framing, L4Headers};
 use pl2_sim::metrics::Records;
 use pl2_sim::sim::{BuildError, FaultSpec, SimSpec, Simulation, TransportConfig};
 use pl2_sim::transport::tcp::wire::{flow_id, SYN_OPTION_BYTES};
-use pl2_sim::transport::tcp::{TcpConfig, TcpScheduler, TcpStats};
+use pl2_sim::transport::tcp::{HandshakeAck, TcpConfig, TcpScheduler, TcpStats};
 use pl2_sim::units::{BitsPerSec, Duration, SimTime};
 use pl2_sim::workload::MessageSpec;
 
@@ -29,6 +30,13 @@ const SYN_WIRE: u64 = 14 + 4 + 20 + 20 + 20 + 4 + 8 + 12;
 
 /// Its serialisation at 100 Gbit/s (80 ps per byte).
 const SYN_SER: u64 = SYN_WIRE * 80;
+
+/// The pure ACK of the SYN-ACK (`handshake_ack = "separate"`): a minimum frame, 84 B on
+/// the wire. The data leaves the sender's NIC behind it; at the switch it never waits
+/// (store-and-forward: the ACK left long before; cut-through: the ACK's last bit leaves
+/// the egress as the data's first bit is forwarded), so the message completes exactly
+/// this much later.
+const HS_ACK_SER: u64 = 84 * 80;
 
 /// One way through the switch: the sender's NIC, the link, the switch (store-and-forward
 /// waits for the last bit and serialises again; cut-through forwards from the first bit
@@ -93,19 +101,19 @@ fn first_message_pays_one_handshake_the_second_none() {
     // long after the first completed; no host delays, constant switch latency.
     let size = 5 * MSS;
     let msgs = || vec![msg(0, 0, 1, size), msg(200 * US, 0, 1, size)];
-    for ct in [false, true] {
-        let hs = 2 * one_way(ct);
+    for (ct, ack) in [(false, HandshakeAck::Separate), (true, HandshakeAck::Separate), (false, HandshakeAck::WithData), (true, HandshakeAck::WithData)] {
+        let hs = 2 * one_way(ct) + if ack == HandshakeAck::Separate { HS_ACK_SER } else { 0 };
         let (_, base, st0) = run_tcp(net(ct), msgs(), TcpConfig::default(), vec![]);
-        let (_, recs, st) = run_tcp(net(ct), msgs(), with_handshake(), vec![]);
+        let (_, recs, st) = run_tcp(net(ct), msgs(), TcpConfig { handshake_ack: ack, ..with_handshake() }, vec![]);
         let (l0, l) = (latencies(&base), latencies(&recs));
-        println!("cut-through {ct}: handshake {hs} ps; latencies without {l0:?}, with {l:?}");
+        println!("cut-through {ct}, {ack:?}: handshake {hs} ps; latencies without {l0:?}, with {l:?}");
         assert_eq!(l0[0], l0[1], "without a handshake both messages take the same time");
-        assert_eq!(l[0], l0[0] + hs, "the first message waits exactly one SYN/SYN-ACK exchange");
+        assert_eq!(l[0], l0[0] + hs, "the first message waits exactly one SYN/SYN-ACK exchange (and the pure ACK's serialisation)");
         assert_eq!(l[1], l0[1], "the second message rides the established connection");
         // The ideal completion time leaves the handshake out: it shows in the slowdown.
         assert_eq!(recs.messages[0].ideal, base.messages[0].ideal);
         // RFC 6298 §2.2: the handshake's round trip is the first RTT sample.
-        assert_eq!(first_srtt(&recs).round() as u64, hs);
+        assert_eq!(first_srtt(&recs).round() as u64, 2 * one_way(ct));
         assert_eq!((st.syns_sent, st.syn_acks_sent, st.syn_acks_received, st.syn_timeouts), (1, 1, 1, 0), "{st:?}");
         assert_eq!(st.rtt_samples, st0.rtt_samples + 1, "one more sample: the SYN's");
         assert_eq!((st0.syns_sent, st0.syn_acks_sent), (0, 0));
@@ -116,7 +124,7 @@ fn first_message_pays_one_handshake_the_second_none() {
 #[test]
 fn a_lost_syn_or_syn_ack_costs_the_syn_rto_and_backoff_doubles_it() {
     let size = 5 * MSS;
-    let hs = 2 * one_way(true);
+    let hs = 2 * one_way(true) + HS_ACK_SER;
     let (_, base, _) = run_tcp(net(true), vec![msg(0, 0, 1, size)], TcpConfig::default(), vec![]);
     let l0 = latencies(&base)[0];
     // Default SYN RTO (1 ms): the SYN, or the SYN-ACK, lost once.
@@ -149,8 +157,8 @@ fn a_syn_ack_to_a_resent_syn_is_ignored() {
     // before its SYN-ACK is back, both get answered, the first SYN-ACK establishes the
     // connection (no RTT sample: Karn) and the second is ignored. The data is not held up.
     let size = 5 * MSS;
-    let hs = 2 * one_way(true);
-    assert!(hs > US);
+    let hs = 2 * one_way(true) + HS_ACK_SER;
+    assert!(2 * one_way(true) > US);
     let (_, base, _) = run_tcp(net(true), vec![msg(0, 0, 1, size)], TcpConfig::default(), vec![]);
     let cfg = TcpConfig { syn_rto: Duration::from_us(1), ..with_handshake() };
     let (sim, recs, st) = run_tcp(net(true), vec![msg(0, 0, 1, size)], cfg, vec![]);

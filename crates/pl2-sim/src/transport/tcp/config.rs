@@ -111,6 +111,14 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(!skip_serializing_if)]
     pub handshake: bool,
+    /// How the data's sender acknowledges the SYN-ACK (`handshake` only): `separate`
+    /// (default): a pure ACK, then the data, as Linux does when the application writes
+    /// after `connect()` returns (`tcp_rcv_synsent_state_process` sends the ACK at once
+    /// unless a write is already pending) and as ns-3 does; `with_data`: the ACK rides on
+    /// the first data segment (RFC 9293 §3.5 allows either).
+    #[serde(skip_serializing_if = "HandshakeAck::is_separate")]
+    #[schemars(!skip_serializing_if)]
+    pub handshake_ack: HandshakeAck,
     /// Retransmission timeout of a SYN (`handshake` only), doubled at each SYN
     /// retransmission up to `max_rto`, with no limit on the number of retries (as for data
     /// segments). RFC 6298 §2.1 and Linux start at 1 s; the default follows `initial_rto`'s
@@ -152,6 +160,23 @@ pub enum CcKind {
     Cubic,
     Dctcp,
     None,
+}
+
+/// How the SYN-ACK is acknowledged (see `TcpConfig::handshake_ack`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HandshakeAck {
+    /// A pure ACK before the data (Linux, ns-3).
+    #[default]
+    Separate,
+    /// On the first data segment.
+    WithData,
+}
+
+impl HandshakeAck {
+    fn is_separate(&self) -> bool {
+        *self == HandshakeAck::Separate
+    }
 }
 
 /// CUBIC's Reno-friendly α (see `TcpConfig::cubic_alpha`).
@@ -218,6 +243,7 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_ms(1),
             max_rto: Duration::from_ms(60_000),
             handshake: false,
+            handshake_ack: HandshakeAck::Separate,
             syn_rto: DEFAULT_SYN_RTO,
             receive_window: Bytes(16 << 20),
             send_buffer: Bytes(16 << 20),

@@ -41,7 +41,7 @@ pub mod rto;
 pub mod sender;
 pub mod wire;
 
-pub use config::{CcKind, TcpConfig, TcpScheduler};
+pub use config::{CcKind, CeChangeAck, CubicAlpha, HandshakeAck, TcpConfig, TcpScheduler};
 
 use crate::packet::Packet;
 use crate::transport::{Actions, HostView, MsgInfo, Protocol};

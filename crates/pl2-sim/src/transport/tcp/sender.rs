@@ -56,7 +56,7 @@
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment, Syn};
-use super::config::TcpConfig;
+use super::config::{HandshakeAck, TcpConfig};
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::{Duration, SimTime};
@@ -550,7 +550,8 @@ impl Sender {
     }
 
     /// A SYN-ACK from `src` arrived: the connection is established (RFC 9293 §3.5) and
-    /// its data starts, the handshake's ACK riding on the first segment.
+    /// its data starts, after a pure ACK of the SYN-ACK (`handshake_ack = "separate"`) or
+    /// with the handshake's ACK riding on the first segment (`"with_data"`).
     pub fn on_syn_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, s: &Syn, st: &mut TcpStats, out: &mut Actions) {
         st.syn_acks_received += 1;
         let Some(&i) = self.index.get(&(s.thread, src)) else { return };
@@ -565,6 +566,14 @@ impl Sender {
         }
         c.handshake = Handshake::Established;
         out.cancel_timer(timer_id(i));
+        if ctx.cfg.handshake_ack == HandshakeAck::Separate {
+            // A control frame like the SYN: straight to the NIC, counted in the thread's
+            // transmit-ring share (under PL2 by `TcpHost::schedule`).
+            out.sends.push(wire::encode_handshake_ack(c.dst, s, ctx.cfg.priority));
+            if !self.pl2 {
+                self.in_ring[c.thread as usize] += 1;
+            }
+        }
         self.send(now, ctx, i, st, out);
         Self::probes(ctx, &self.conns[i as usize], out);
     }
