@@ -6,7 +6,9 @@
 //! pipeline with cut-through or store-and-forward, output serialisation, receive path),
 //! so on an idle network with constant delays the simulated and ideal times are equal.
 //! Transports that add handshakes or reservations are slower than this by design: the
-//! slowdown shows their cost. The transmit-ring limit is not modelled here.
+//! slowdown shows their cost. The sending thread's share of the transmit ring
+//! (`host.tx_ring_frames`) is modelled as raw Ethernet uses it: the first `R` frames are
+//! handed over at once, frame `i ≥ R` when the NIC starts serialising frame `i − R`.
 
 use super::*;
 use crate::framing::L4Headers;
@@ -63,6 +65,10 @@ impl Simulation {
         let frames = size.div_ceil(max_payload).max(1);
         // Per stage: the time the previous frame left it.
         let mut send_cpu = SimTime::ZERO + hc.send_cpu_per_message.min();
+        let ring = hc.tx_ring_frames.max(1) as usize;
+        // When the NIC started serialising each of the last `ring` frames (the ring slot
+        // it frees refills with frame `i + ring`).
+        let mut nic_start: std::collections::VecDeque<SimTime> = std::collections::VecDeque::with_capacity(ring.min(frames as usize));
         let mut port_free = vec![SimTime::ZERO; path.len()];
         let mut pipe_last = vec![SimTime::ZERO; path.len()];
         let mut rx_cpu = SimTime::ZERO;
@@ -71,12 +77,19 @@ impl Simulation {
         for i in 0..frames {
             let payload = if i + 1 == frames { size - i * max_payload } else { max_payload };
             let wire = self.net.framing.wire_bytes(l4, payload);
+            if nic_start.len() == ring {
+                let handed = nic_start.pop_front().expect("ring is full");
+                send_cpu = send_cpu.max(handed);
+            }
             send_cpu += hc.send_cpu_per_packet.min();
             txline_last = txline_last.max(send_cpu + hc.send_latency.min());
             let mut ready = txline_last;
             for (k, &p) in path.iter().enumerate() {
                 let port = &self.ports[p as usize];
                 let start = ready.max(port_free[k]);
+                if k == 0 {
+                    nic_start.push_back(start);
+                }
                 let ser = port.rate.tx_time(wire);
                 port_free[k] = start + ser;
                 let first = start + port.delay + fec;

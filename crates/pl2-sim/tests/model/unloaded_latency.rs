@@ -12,8 +12,13 @@ const SEND: u64 = 700_000;
 const RECV: u64 = 900_000;
 
 fn completion(frames: u64, cut_through: bool) -> (u64, u64) {
+    completion_ring(frames, cut_through, 64)
+}
+
+fn completion_ring(frames: u64, cut_through: bool, ring: u32) -> (u64, u64) {
     let mut net = two_hosts_one_switch(BitsPerSec::gbps(100), BitsPerSec::gbps(100));
     net.switch.cut_through = cut_through;
+    net.host.tx_ring_frames = ring;
     net.host.send_latency = DelayDist::constant(Duration(SEND));
     net.host.recv_latency = DelayDist::constant(Duration(RECV));
     let mut sim = run(spec(net, vec![list(vec![msg(5_000, 0, 1, frames * 1500)])]), SimTime(u64::MAX / 2));
@@ -54,4 +59,18 @@ fn faster_output_than_input_falls_back_to_store_and_forward() {
     let r = &sim.drain_records().messages[0];
     let ser25 = 4 * SER;
     assert_eq!(r.finish.unwrap().0, ser25 + PROP + LAT + SER + PROP);
+}
+
+#[test]
+fn a_small_transmit_ring_paces_the_sender_and_the_ideal_time_knows_it() {
+    // Ring of 1: each frame is handed over when the NIC starts the previous one, and
+    // reaches the NIC a send path (700 ns > one frame's 123 ns) later, so frame i starts
+    // at (i + 1)·SEND; the last one then crosses the switch store-and-forward alone.
+    let n = 10u64;
+    let expect = n * SEND + SER + PROP + LAT + SER + PROP + RECV;
+    assert_eq!(completion_ring(n, false, 1), (expect, expect));
+    // Ring of 2: frames leave in back-to-back pairs, pair k at (k + 1)·SEND; the last
+    // frame (9) starts at 5·SEND + SER and meets the switch's output as frame 8 leaves it.
+    let expect = 5 * SEND + 3 * SER + 2 * PROP + LAT + RECV;
+    assert_eq!(completion_ring(n, false, 2), (expect, expect));
 }
