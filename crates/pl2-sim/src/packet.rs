@@ -117,6 +117,13 @@ impl PacketArena {
     pub fn get(&self, id: PktId) -> &Packet {
         &self.slots[id.0 as usize]
     }
+    /// Starts loading a record that will be read soon (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, id: PktId) {
+        if let Some(p) = self.slots.get(id.0 as usize) {
+            crate::prefetch::prefetch(p);
+        }
+    }
     #[inline]
     pub fn get_mut(&mut self, id: PktId) -> &mut Packet {
         &mut self.slots[id.0 as usize]
