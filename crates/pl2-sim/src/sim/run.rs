@@ -76,7 +76,9 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.counters.events += 1;
-            self.prefetch_for_next();
+            if self.arena.outgrows_cache() {
+                self.prefetch_for_next();
+            }
             self.dispatch(ev);
             if self.counters.events & 0xffff == 0 {
                 let w = Instant::now();
