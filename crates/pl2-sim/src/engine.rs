@@ -98,6 +98,11 @@ impl EventQueue {
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|k| SimTime((k >> 64) as u64))
     }
+    /// The event that would be popped next, without popping it.
+    #[inline]
+    pub fn peek_event(&self) -> Option<Ev> {
+        self.heap.peek().map(|k| Ev::decode(k as u32))
+    }
     /// Events executed so far.
     pub fn executed(&self) -> u64 {
         self.popped

@@ -10,6 +10,7 @@ pub mod framing;
 pub mod metrics;
 pub mod net;
 pub mod packet;
+pub mod prefetch;
 pub mod quad_heap;
 pub mod rng;
 pub mod sim;

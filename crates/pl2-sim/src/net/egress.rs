@@ -39,6 +39,15 @@ impl EgressQueues {
         pkt
     }
 
+    /// The frame `pop_highest` would return next, if any.
+    #[inline]
+    pub fn peek_highest(&self) -> Option<PktId> {
+        if self.nonempty == 0 {
+            return None;
+        }
+        self.fifos[7 - self.nonempty.leading_zeros() as usize].front().copied()
+    }
+
     /// Frames queued at all priorities.
     pub fn len(&self) -> usize {
         self.fifos.iter().map(VecDeque::len).sum()
@@ -60,6 +69,7 @@ mod tests {
             q.push(prio, PktId(id));
         }
         assert_eq!(q.len(), 5);
+        assert_eq!(q.peek_highest(), Some(PktId(4)));
         let order: Vec<u32> = std::iter::from_fn(|| q.pop_highest().map(|p| p.0)).collect();
         assert_eq!(order, vec![4, 2, 5, 1, 3]);
         assert!(q.is_empty());

@@ -76,6 +76,9 @@ impl Simulation {
             let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.counters.events += 1;
+            if self.arena.outgrows_cache() {
+                self.prefetch_for_next();
+            }
             self.dispatch(ev);
             if self.counters.events & 0xffff == 0 {
                 let w = Instant::now();
@@ -87,6 +90,32 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Starts loading what the next event will work on (its port and the frame it will
+    /// move), so that those cache misses overlap with this event's work instead of
+    /// following it.
+    #[inline]
+    fn prefetch_for_next(&self) {
+        match self.events.peek_event() {
+            Some(Ev::LinkHead(p)) => {
+                if let Some(port) = self.ports.get(p as usize) {
+                    crate::prefetch::prefetch_all(port);
+                    if let Some(&(_, pkt)) = port.pipe.front() {
+                        self.arena.prefetch(pkt);
+                    }
+                }
+            }
+            Some(Ev::PortFree(p)) => {
+                if let Some(port) = self.ports.get(p as usize) {
+                    crate::prefetch::prefetch_all(port);
+                }
+                if let Some(pkt) = self.queues.get(p as usize).and_then(|q| q.peek_highest()) {
+                    self.arena.prefetch(pkt);
+                }
+            }
+            _ => {}
         }
     }
 

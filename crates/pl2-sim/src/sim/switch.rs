@@ -47,7 +47,13 @@ impl Simulation {
                 self.apply_actions(h, tp, acts);
             }
             Owner::Switch { index, .. } => {
-                let Some(pkt) = self.queues[port as usize].pop_highest() else { return };
+                let queue = &mut self.queues[port as usize];
+                let Some(pkt) = queue.pop_highest() else { return };
+                // The frame behind it starts when this one has been serialised, thousands
+                // of events from now: start loading its record so that it waits in cache.
+                if let Some(next) = queue.peek_highest() {
+                    self.arena.prefetch(next);
+                }
                 let ingress = self.arena.get(pkt).next_port;
                 if let crate::net::program::SwitchProgram::Pl2(_) = self.switches[index as usize].program {
                     let now = self.now;
@@ -185,8 +191,10 @@ impl Simulation {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         let (_, pkt) = p.pipe.pop_front().expect("link head event without a frame");
-        if let Some(&(t, _)) = p.pipe.front() {
+        if let Some(&(t, next)) = p.pipe.front() {
             self.events.push(t, Ev::LinkHead(port));
+            // It arrives at least a serialisation time later; load its record meanwhile.
+            self.arena.prefetch(next);
         }
         let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
         if !up {
