@@ -37,7 +37,7 @@ const MAX_SLICE_PS: u64 = 50_000_000;
 /// event rate; a bound in simulated time alone lets a busy run (a probe per ACK) buffer
 /// hundreds of thousands of records per slice, and more in a longer run, whose slices
 /// are longer.
-const MAX_SLICE_EVENTS: u64 = 1 << 16;
+const MAX_SLICE_EVENTS: u64 = 1 << 14;
 
 /// Runs `sc`, handing tables to `sink`. `progress` is called about every 100 ms of
 /// wall time; returning `false` stops the run early (the output then covers what was

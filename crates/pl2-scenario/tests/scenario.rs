@@ -175,7 +175,7 @@ fn same_scenario_same_seed_gives_identical_files() {
 
 #[test]
 fn an_event_budget_longer_than_a_slice_stops_exactly_at_the_budget() {
-    // The runner drains records every 2^16 events; a scenario's budget spans slices.
+    // The runner drains records every few thousand events; the budget spans slices.
     let mut sc = Scenario::parse(BASE, Path::new(".")).unwrap();
     sc.run.duration.0 *= 10;
     let full = run_scenario(&sc, Path::new("."), &mut MemorySink::default(), &mut |_| true).unwrap();
