@@ -32,6 +32,12 @@ pub enum RunError {
 
 /// Longest stretch of simulated time between two drains of the simulation's records.
 const MAX_SLICE_PS: u64 = 50_000_000;
+/// Most events between two drains. Records come from events (a drop, a probe, a closed
+/// window), so this bounds the records buffered per slice whatever the run's length or
+/// event rate; a bound in simulated time alone lets a busy run (a probe per ACK) buffer
+/// hundreds of thousands of records per slice, and more in a longer run, whose slices
+/// are longer.
+const MAX_SLICE_EVENTS: u64 = 1 << 14;
 
 /// Runs `sc`, handing tables to `sink`. `progress` is called about every 100 ms of
 /// wall time; returning `false` stops the run early (the output then covers what was
@@ -46,9 +52,10 @@ pub fn run_scenario(
     let spec = compile_spec(sc, base_dir)?;
     let mut sim = Simulation::new(spec).map_err(|e| crate::compile::build_error(sc, e))?;
     let end = SimTime(sc.run.duration.0);
-    // Records are drained every slice of simulated time. A fixed upper bound keeps the
-    // buffered records (port and goodput windows, drops, messages) independent of the
-    // run's length, so peak memory stays flat on long runs.
+    // Records are drained every slice of simulated time, cut short after
+    // MAX_SLICE_EVENTS events. Fixed upper bounds keep the buffered records (port and
+    // goodput windows, drops, messages, probes) independent of the run's length, so peak
+    // memory stays flat on long runs.
     let slice = (end.0 / 200).clamp(1_000_000, MAX_SLICE_PS);
     let w = Window { from: SimTime(sc.run.warmup.0), until: SimTime(sc.run.measure_until.unwrap_or(sc.run.duration).0) };
     use crate::workload_spec::WorkloadConfig;
@@ -63,8 +70,9 @@ pub fn run_scenario(
     let stop = loop {
         let until = SimTime((sim.now().0 + slice).min(end.0));
         let before = sim.counters().events;
+        let slice_budget = budget.map_or(MAX_SLICE_EVENTS, |b| b.min(MAX_SLICE_EVENTS));
         let r = sim.run(
-            StopAt { end: until, all_delivered: sc.run.stop_when_delivered, event_budget: budget },
+            StopAt { end: until, all_delivered: sc.run.stop_when_delivered, event_budget: Some(slice_budget) },
             &mut clock,
             &mut |p: &Progress| progress(&Progress { end, ..*p }),
         );
@@ -77,6 +85,8 @@ pub fn run_scenario(
         sink_wall += t.elapsed();
         match r {
             StopReason::EndTime if until < end => continue,
+            // The slice's event bound, not the scenario's budget, stopped it.
+            StopReason::EventBudget if budget.is_none_or(|b| b > 0) => continue,
             other => break other,
         }
     };

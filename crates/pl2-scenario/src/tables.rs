@@ -117,8 +117,10 @@ pub struct Collector {
     pub window_goodput: Vec<u64>,
 }
 
-/// Rows buffered before the collector hands batches to its sink.
-pub const FLUSH_ROWS: usize = 1 << 16;
+/// Rows buffered before the collector hands batches to its sink. A quarter of a Parquet
+/// row group, so the buffered columns and the batches built from them stay small; the
+/// row groups keep their size (batches only arrive in smaller pieces).
+pub const FLUSH_ROWS: usize = 1 << 14;
 
 impl Collector {
     pub fn new(window: Window, hosts: u32) -> Collector {

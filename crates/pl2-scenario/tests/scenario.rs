@@ -174,6 +174,21 @@ fn same_scenario_same_seed_gives_identical_files() {
 }
 
 #[test]
+fn an_event_budget_longer_than_a_slice_stops_exactly_at_the_budget() {
+    // The runner drains records every few thousand events; the budget spans slices.
+    let mut sc = Scenario::parse(BASE, Path::new(".")).unwrap();
+    sc.run.duration.0 *= 10;
+    let full = run_scenario(&sc, Path::new("."), &mut MemorySink::default(), &mut |_| true).unwrap();
+    let events = full.summary["counters"]["events"].as_u64().unwrap();
+    assert!(events > 3 << 16, "the scenario must outlast several slices ({events} events)");
+    let budget = (5 << 15) + 7;
+    sc.run.event_budget = Some(budget);
+    let cut = run_scenario(&sc, Path::new("."), &mut MemorySink::default(), &mut |_| true).unwrap();
+    assert_eq!(cut.summary["stop_reason"], "EventBudget");
+    assert_eq!(cut.summary["counters"]["events"].as_u64().unwrap(), budget);
+}
+
+#[test]
 fn committed_scenario_reference_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/scenario-reference.md");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();

@@ -3,9 +3,19 @@
 //! A bit mask of the non-empty priorities sits beside the FIFOs, so a dequeue reads the
 //! mask and then only the FIFO it serves, instead of probing up to eight queue headers
 //! (four cache lines) per frame.
+//!
+//! A FIFO that empties gives back a large buffer. Without that, each FIFO would keep the
+//! capacity of its deepest backlog ever, and the sum of those per-port maxima grows with
+//! the simulated duration (a long run visits every port's worst burst), so peak memory
+//! would not stay flat; with it, the FIFOs hold about as much as is queued now.
 
 use crate::packet::PktId;
 use std::collections::VecDeque;
+
+/// An emptied FIFO whose buffer holds more than this many ids shrinks it...
+const SHRINK_ABOVE: usize = 512;
+/// ...to this many: a port that empties between small bursts reallocates nothing.
+const SHRINK_TO: usize = 64;
 
 /// The eight 802.1Q priority FIFOs of one output port; priority 7 is served first.
 #[derive(Default)]
@@ -35,6 +45,9 @@ impl EgressQueues {
         let pkt = fifo.pop_front();
         if fifo.is_empty() {
             self.nonempty &= !(1 << prio);
+            if fifo.capacity() > SHRINK_ABOVE {
+                fifo.shrink_to(SHRINK_TO);
+            }
         }
         pkt
     }
@@ -76,5 +89,17 @@ mod tests {
         q.push(5, PktId(9));
         assert_eq!(q.pop_highest(), Some(PktId(9)));
         assert_eq!(q.pop_highest(), None);
+    }
+
+    #[test]
+    fn an_emptied_fifo_gives_back_a_large_buffer() {
+        let mut q = EgressQueues::default();
+        for id in 0..10 * SHRINK_ABOVE as u32 {
+            q.push(2, PktId(id));
+        }
+        while q.pop_highest().is_some() {}
+        assert!(q.fifos[2].capacity() <= SHRINK_ABOVE);
+        q.push(2, PktId(1));
+        assert_eq!(q.pop_highest(), Some(PktId(1)));
     }
 }

@@ -13,8 +13,21 @@
 use super::*;
 use crate::framing::L4Headers;
 
-/// Ideal times remembered at most (the memo is cleared when full).
-const IDEAL_CACHE_ENTRIES: usize = 1 << 16;
+/// Ideal times remembered at most (the memo is cleared when full). Small, so that the
+/// bound is reached early in a run and memory stays flat: a workload drawing sizes from a
+/// continuous distribution rarely repeats a size anyway, and one with a few sizes fits.
+const IDEAL_CACHE_ENTRIES: usize = 1 << 12;
+/// Distinct path descriptions remembered at most (both memos are cleared when full).
+const IDEAL_PATH_CLASSES: usize = 1 << 12;
+
+/// Memo of ideal times. A path's description (the transport's header bytes, each hop's
+/// rate, delay and switch pipeline) is interned once into a class number, so that an
+/// entry per (size, class) is a fixed-size key rather than a vector per message.
+#[derive(Default)]
+pub(crate) struct IdealCache {
+    classes: rustc_hash::FxHashMap<Box<[u64]>, u32>,
+    times: rustc_hash::FxHashMap<(u64, u32), Duration>,
+}
 
 impl Simulation {
     /// Data framing of transport `tp`: (headers, largest payload).
@@ -38,23 +51,39 @@ impl Simulation {
             node = self.ports[p as usize].peer;
         }
         let (l4, _) = self.data_framing(tp);
-        let mut key = vec![size, l4.bytes()];
+        let mut desc = vec![l4.bytes()];
         for &p in &path {
             let port = &self.ports[p as usize];
-            key.extend([port.rate.0, port.delay.0]);
+            desc.extend([port.rate.0, port.delay.0]);
             if port.peer_host.is_none() {
                 let sc = &self.switches[(port.peer - self.graph.hosts) as usize].cfg;
-                key.extend([sc.latency.min().0, u64::from(sc.cut_through)]);
+                desc.extend([sc.latency.min().0, u64::from(sc.cut_through)]);
             }
         }
-        if let Some(&d) = self.ideal_cache.get(&key) {
+        let memo = &mut self.ideal_cache;
+        let class = match memo.classes.get(desc.as_slice()) {
+            Some(&c) => c,
+            None => {
+                if memo.classes.len() >= IDEAL_PATH_CLASSES {
+                    // Class numbers are reused from zero: the times memoised under the
+                    // old numbers go too.
+                    memo.classes.clear();
+                    memo.times.clear();
+                }
+                let c = memo.classes.len() as u32;
+                memo.classes.insert(desc.into_boxed_slice(), c);
+                c
+            }
+        };
+        if let Some(&d) = self.ideal_cache.times.get(&(size, class)) {
             return d;
         }
         let d = self.ideal_on_path(&path, size, tp);
-        if self.ideal_cache.len() >= IDEAL_CACHE_ENTRIES {
-            self.ideal_cache.clear();
+        let times = &mut self.ideal_cache.times;
+        if times.len() >= IDEAL_CACHE_ENTRIES {
+            times.clear();
         }
-        self.ideal_cache.insert(key, d);
+        times.insert((size, class), d);
         d
     }
 

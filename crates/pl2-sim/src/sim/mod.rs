@@ -299,7 +299,7 @@ pub struct Simulation {
     /// Thins probes onto `metrics.probe_interval`'s grid.
     pub(crate) probe_grid: probes::ProbeGrid,
     /// Memo of ideal completion times (see `ideal.rs`); looked up, never iterated.
-    pub(crate) ideal_cache: std::collections::HashMap<Vec<u64>, Duration>,
+    pub(crate) ideal_cache: ideal::IdealCache,
     pub(crate) link_fec: Vec<DelayDist>,
     pub(crate) tracer: Option<Box<Tracer>>,
     /// Whether any `DropNth` rule exists: frames are matched against the rules only then
