@@ -27,8 +27,8 @@ pub enum FaultSpec {
     /// Drop the transport acknowledgement or handshake frame (kind ACK: a TCP ACK, SYN or
     /// SYN-ACK, an RDS ACK) with sequence-number field `seq` of flow `flow` the first
     /// `times` times it crosses a link. For TCP, `flow` is the connection's (as for its
-    /// data) and `seq` is 4294967295 (the ISN, 2³² − 1) for a SYN, 0 for a SYN-ACK and the
-    /// low 32 bits of the acknowledgement number for an ACK.
+    /// data) and `seq` is 4294967295 (the ISN, 2³² − 1) for a SYN, 0 for a SYN-ACK, 1 for
+    /// the handshake's ACK and the low 32 bits of the acknowledgement number for an ACK.
     DropControl {
         flow: u32,
         seq: u32,

@@ -152,6 +152,20 @@ fn a_lost_syn_or_syn_ack_costs_the_syn_rto_and_backoff_doubles_it() {
 }
 
 #[test]
+fn a_lost_handshake_ack_costs_nothing() {
+    // The data follows the pure ACK and the receiver opened the connection at the SYN, so
+    // losing the ACK on the first link changes no time (cut-through: the data's first bit
+    // reaches the switch as the ACK's last bit would have left it).
+    let size = 5 * MSS;
+    let (_, ok, _) = run_tcp(net(true), vec![msg(0, 0, 1, size)], with_handshake(), vec![]);
+    let fault = FaultSpec::DropControl { flow: flow_id(0, 1, 0), seq: 1, times: 1 };
+    let (sim, lost, st) = run_tcp(net(true), vec![msg(0, 0, 1, size)], with_handshake(), vec![fault]);
+    assert_eq!(sim.counters().total_drops(), 1, "the fault dropped the handshake's ACK");
+    assert_eq!(latencies(&lost), latencies(&ok));
+    assert_eq!((st.syns_sent, st.syn_timeouts, st.retransmissions, st.timeouts), (1, 0, 0, 0), "{st:?}");
+}
+
+#[test]
 fn a_syn_ack_to_a_resent_syn_is_ignored() {
     // A SYN RTO (1 µs) below the handshake's round trip (1.13 µs): the SYN is resent
     // before its SYN-ACK is back, both get answered, the first SYN-ACK establishes the

@@ -11,7 +11,7 @@
 //! | ACK   | `Ack` / `priority` | `seq` = low 32 bits of the cumulative ACK; `flow` as the data; `thread` = the data's sending thread (names the connection at the sender); `aux` = one SACK block: bits 32-63 = its start − ACK, bits 0-31 = its length (0: no block, and then `aux` = 0); flag `CE` on an ACK means ECN-Echo (ACKs are not ECT, so switches never mark them) |
 //! | SYN   | `Ack` / `priority` | `seq` = [`ISN`]; `flow`, `thread` as the data; `msg`/`msg_gen` = the message that opened the connection; `aux` = [`AUX_SYN`] |
 //! | SYN-ACK | `Ack` / `priority` | `seq` = [`ISN`] + 1 = 0 (the acknowledgement number); `flow`, `thread`, `msg`/`msg_gen` as the SYN; `aux` = [`AUX_SYN_ACK`] |
-//! | handshake ACK | `Ack` / `priority` | the third frame of the handshake, a pure ACK of the SYN-ACK from the data's sender (`handshake_ack = "separate"`); fields as the SYN; `aux` = [`AUX_HANDSHAKE_ACK`]; no options; the receiver's connection is already open (at the SYN), so it only occupies the wire |
+//! | handshake ACK | `Ack` / `priority` | the third frame of the handshake, a pure ACK of the SYN-ACK from the data's sender (`handshake_ack = "separate"`); `seq` = 1 (the SYN-ACK's own SYN is sequence number 0 of the reverse stream); other fields as the SYN; `aux` = [`AUX_HANDSHAKE_ACK`]; no options; the receiver's connection is already open (at the SYN), so it only occupies the wire |
 //!
 //! One SACK block per ACK (the one holding the most recently received segment, RFC
 //! 2018's first block), exact to the byte; the sender's scoreboard accumulates blocks
@@ -182,7 +182,7 @@ pub fn encode_syn(dst: u32, s: &Syn, prio: u8) -> SendSpec {
 
 /// The pure ACK that completes the handshake (`handshake_ack = "separate"`), to `dst`.
 pub fn encode_handshake_ack(dst: u32, s: &Syn, prio: u8) -> SendSpec {
-    SendSpec { l4: Some(L4Headers::Tcp { options: 0 }), seq: 0, aux: AUX_HANDSHAKE_ACK, ..encode_syn(dst, s, prio) }
+    SendSpec { l4: Some(L4Headers::Tcp { options: 0 }), seq: 1, aux: AUX_HANDSHAKE_ACK, ..encode_syn(dst, s, prio) }
 }
 
 pub fn decode_syn(p: &Packet) -> Option<Syn> {
