@@ -110,6 +110,8 @@ const IDLE_SEGS_CAPACITY: usize = 8;
 pub(super) struct Conn {
     pub dst: u32,
     pub thread: u16,
+    /// Position in its thread's connection list (`Sender::per_thread`).
+    pos: u32,
     pub flow: u32,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -145,6 +147,13 @@ pub(super) struct Sender {
     pub conns: Vec<Conn>,
     index: HashMap<(u16, u32), u32>,
     per_thread: Vec<Vec<u32>>,
+    /// Per thread, a bit per position in `per_thread`: the connection's last `send` stopped
+    /// because the thread's ring share was full. Only these can send when a frame leaves,
+    /// so a dequeue visits them alone, in the same round-robin order as a visit of every
+    /// connection would (any other connection's `send` would do nothing), instead of
+    /// scanning all of a thread's connections: over a long run a host opens one to
+    /// nearly every peer.
+    waiting: Vec<Vec<u64>>,
     rr: Vec<usize>,
     pub(super) in_ring: Vec<u32>,
     ring: u32,
@@ -152,6 +161,20 @@ pub(super) struct Sender {
     /// PL2 layer instead of the NIC.
     pl2: bool,
     pub(super) staged: Vec<(u32, u64, SendSpec)>,
+}
+
+/// The first set bit of `words` in positions `from..to`.
+fn next_set_bit(words: &[u64], from: usize, to: usize) -> Option<usize> {
+    let mut j = from;
+    while j < to {
+        let w = words[j / 64] >> (j % 64);
+        if w != 0 {
+            let k = j + w.trailing_zeros() as usize;
+            return (k < to).then_some(k);
+        }
+        j = (j / 64 + 1) * 64;
+    }
+    None
 }
 
 fn timer_id(idx: u32) -> u32 {
@@ -215,6 +238,7 @@ impl Sender {
             conns: Vec::new(),
             index: HashMap::new(),
             per_thread: vec![Vec::new(); threads as usize],
+            waiting: vec![Vec::new(); threads as usize],
             rr: vec![0; threads as usize],
             in_ring: vec![0; threads as usize],
             ring: ring.max(1),
@@ -230,9 +254,11 @@ impl Sender {
         let mss = ctx.mss;
         let cc = Cc::for_config(&ctx.cfg);
         let unlimited = matches!(cc, Cc::None(_));
+        let pos = self.per_thread[thread as usize].len() as u32;
         let c = Conn {
             dst,
             thread,
+            pos,
             flow: wire::flow_id(ctx.host, dst, thread),
             snd_una: 0,
             snd_nxt: 0,
@@ -264,6 +290,10 @@ impl Sender {
         let i = self.conns.len() as u32 - 1;
         self.index.insert((thread, dst), i);
         self.per_thread[thread as usize].push(i);
+        let words = &mut self.waiting[thread as usize];
+        if words.len() * 64 <= pos as usize {
+            words.push(0);
+        }
         i
     }
 
@@ -284,11 +314,27 @@ impl Sender {
     /// Sends what the window, the buffer and the ring allow: lost segments first; before
     /// the connection is established, only a due SYN.
     fn send(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
+        let ring_full = self.send_within_ring(now, ctx, i, st, out);
+        let c = &self.conns[i as usize];
+        let (word, bit) = (c.pos as usize / 64, 1u64 << (c.pos % 64));
+        let w = &mut self.waiting[c.thread as usize][word];
+        if ring_full {
+            *w |= bit;
+        } else {
+            *w &= !bit;
+        }
+    }
+
+    /// [`Self::send`]'s work; true if it stopped only because the ring share was full.
+    fn send_within_ring(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) -> bool {
         let mss = ctx.mss;
         let c = &mut self.conns[i as usize];
         let t = c.thread as usize;
         if c.handshake != Handshake::Established {
-            if c.handshake == Handshake::SynDue && self.in_ring[t] < self.ring {
+            if c.handshake == Handshake::SynDue && self.in_ring[t] >= self.ring {
+                return true;
+            }
+            if c.handshake == Handshake::SynDue {
                 // Never scheduled by PL2 (a control frame like a pure ACK): straight to
                 // the NIC; under PL2 `TcpHost::schedule` counts it in the ring share.
                 let &(_, msg, msg_gen) = c.msgs.front().expect("a message opened the connection");
@@ -302,10 +348,11 @@ impl Sender {
                 c.syn_sent = now;
                 out.set_timer(timer_id(i), now + c.syn_rto);
             }
-            return;
+            return false;
         }
         let ect = c.cc.ecn();
         let mut pipe = c.pipe(&ctx.cfg, mss);
+        let mut ring_full = true;
         while self.in_ring[t] < self.ring {
             // A lost segment not yet resent.
             let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
@@ -332,17 +379,20 @@ impl Sender {
                     st.retransmissions += 1;
                     continue;
                 }
+                ring_full = false;
                 break;
             }
             // New data.
             let limit = c.write_end.min(c.snd_una + ctx.cfg.send_buffer.0);
             if c.snd_nxt >= limit {
+                ring_full = false;
                 break;
             }
             let &(mend, slot, gen) = c.msgs.front().expect("unsent bytes belong to a message");
             let end = (c.snd_nxt + mss).min(mend).min(limit);
             let len = end - c.snd_nxt;
             if pipe + len > c.w.cwnd || end - c.snd_una > ctx.cfg.receive_window.0 {
+                ring_full = false;
                 break;
             }
             let msg_end = end == mend;
@@ -366,6 +416,7 @@ impl Sender {
             c.rto_armed = true;
             out.set_timer(timer_id(i), now + c.rto.rto);
         }
+        ring_full
     }
 
     fn probes(ctx: &Ctx, c: &Conn, out: &mut Actions) {
@@ -666,13 +717,15 @@ impl Sender {
         let t = thread as usize;
         self.in_ring[t] = self.in_ring[t].saturating_sub(1);
         let n = self.per_thread[t].len();
-        for k in 0..n {
-            if self.in_ring[t] >= self.ring {
-                break;
+        let start = if n > 0 { self.rr[t] } else { 0 };
+        // Positions start..n, then 0..start: each waiting connection at most once.
+        for (from, to) in [(start, n), (0, start)] {
+            let mut j = from;
+            while self.in_ring[t] < self.ring {
+                let Some(k) = next_set_bit(&self.waiting[t], j, to) else { break };
+                self.send(now, ctx, self.per_thread[t][k], st, out);
+                j = k + 1;
             }
-            let j = (self.rr[t] + k) % n;
-            let i = self.per_thread[t][j];
-            self.send(now, ctx, i, st, out);
         }
         if n > 0 {
             self.rr[t] = (self.rr[t] + 1) % n;
@@ -703,6 +756,7 @@ mod tests {
         Conn {
             dst: 1,
             thread: 0,
+            pos: 0,
             flow: 0,
             snd_una: 0,
             snd_nxt: 5 * MSS,
@@ -726,6 +780,35 @@ mod tests {
             syn_resent: false,
             syn_rto: cfg.syn_rto,
         }
+    }
+
+    /// A thread's connections take turns at the transmit ring: each frame that leaves
+    /// lets the next connection in order, from a position that moves one on per frame,
+    /// send one segment; a connection with nothing to send passes its turn to the next.
+    /// Hand-worked, with a ring share of 2 frames: A (to host 1) and B (host 2) have ten
+    /// segments each, C (host 3) one. A fills the ring; B and C wait. The k-th frame to
+    /// leave (from 0) starts the turn at position k mod 3, so the refills go to A, B, C,
+    /// A, B, then A (C's turn, but C has nothing left), A, B.
+    #[test]
+    fn connections_of_a_thread_take_turns_at_the_ring() {
+        let ctx = Ctx { cfg: TcpConfig::default(), mss: MSS, host: 0 };
+        let mut snd = Sender::new(1, 2, false);
+        let mut st = TcpStats::default();
+        let mut out = Actions::default();
+        for (slot, (dst, segs)) in [(1u32, 10u64), (2, 10), (3, 1)].into_iter().enumerate() {
+            let msg = MsgInfo { slot: slot as u32, gen: 0, id: slot as u64, src: 0, dst, size: segs * MSS, thread: 0, prio: 0, start: SimTime::ZERO };
+            snd.on_message(SimTime::ZERO, &ctx, &msg, &mut st, &mut out);
+        }
+        let first: Vec<u32> = out.sends.iter().map(|f| f.dst).collect();
+        assert_eq!(first, [1, 1], "A fills the ring share");
+        let mut refills = Vec::new();
+        for _ in 0..8 {
+            out.clear();
+            snd.on_tx_dequeue(SimTime::ZERO, &ctx, 0, &mut st, &mut out);
+            assert_eq!(out.sends.len(), 1, "one frame left, one segment refills the ring");
+            refills.push(out.sends[0].dst);
+        }
+        assert_eq!(refills, [1, 2, 3, 1, 2, 1, 1, 2]);
     }
 
     #[test]
