@@ -4,6 +4,7 @@
 
 pub mod compile;
 pub mod error;
+pub mod heap_trim;
 pub mod output;
 pub mod provenance;
 pub mod reference;

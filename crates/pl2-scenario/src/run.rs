@@ -4,6 +4,7 @@
 
 use crate::compile::compile_spec;
 use crate::error::ScenarioError;
+use crate::heap_trim::HeapTrimmer;
 use crate::scenario::Scenario;
 use crate::summary::summarise;
 use crate::tables::{Collector, TableSink, Window};
@@ -67,6 +68,7 @@ pub fn run_scenario(
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;
     let mut clock = ProgressClock::new(std::time::Duration::from_millis(100));
+    let mut trimmer = HeapTrimmer::new();
     let stop = loop {
         let until = SimTime((sim.now().0 + slice).min(end.0));
         let before = sim.counters().events;
@@ -83,6 +85,7 @@ pub fn run_scenario(
         let t = std::time::Instant::now();
         col.flush(sim.graph(), sink, false)?;
         sink_wall += t.elapsed();
+        trimmer.tick();
         match r {
             StopReason::EndTime if until < end => continue,
             // The slice's event bound, not the scenario's budget, stopped it.
