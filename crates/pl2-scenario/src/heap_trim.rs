@@ -2,7 +2,7 @@
 //!
 //! glibc's allocator keeps freed memory in its arenas, and raises its mmap threshold
 //! after each large free, so the buffers a run allocates and frees again (record batches,
-//! Parquet pages, queue storage that shrinks after a burst) stay resident: on a long run
+//! Parquet pages, transport buffers that shrink when idle) stay resident: on a long run
 //! the retained memory grows with the run, not with what the simulation holds.
 //! `malloc_trim(0)` releases every free page of every arena. It costs 0.86–0.99 ms on
 //! benchmark 2's 50 MB heap, so it runs at most every [`TRIM_EVERY`] of wall time (under

@@ -597,8 +597,8 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordB
             Arc::new(kind.finish()),
             Arc::new(prio.finish()),
             Arc::new(flags.finish()),
-            u32s(rows.iter().map(|r| r.packet.wire)),
-            u32s(rows.iter().map(|r| r.packet.payload)),
+            u32s(rows.iter().map(|r| u32::from(r.packet.wire))),
+            u32s(rows.iter().map(|r| u32::from(r.packet.payload))),
         ],
     )
 }

@@ -5,6 +5,9 @@
 
 use crate::units::SimTime;
 
+/// No packet: the end of a list threaded through [`Packet::queue_next`].
+pub const NO_PKT: u32 = u32::MAX;
+
 /// Index of a packet in the [`PacketArena`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PktId(pub u32);
@@ -62,12 +65,17 @@ pub struct Packet {
     pub flow: u32,
     /// Packet index or byte offset within the message (protocol's choice).
     pub seq: u32,
-    /// Application payload bytes carried.
-    pub payload: u32,
-    /// Bytes on the wire, including headers, padding, FCS, preamble and IFG.
-    pub wire: u32,
+    /// Application payload bytes carried (at most the MTU, 65,000 B).
+    pub payload: u16,
+    /// Bytes on the wire, including headers, padding, FCS, preamble and IFG (the MTU's
+    /// 65,000 B bound keeps it below 64 KiB).
+    pub wire: u16,
     /// Egress port (global id) at the node this packet is travelling to.
     pub next_port: u32,
+    /// The frame behind this one in the egress FIFO it waits in ([`NO_PKT`]: none). Owned
+    /// by the engine: a FIFO is a list threaded through the records it holds, so a
+    /// dequeue reads the record it dequeues and nothing else.
+    pub queue_next: u32,
     pub msg_gen: u16,
     /// Sending application thread (NIC arbitration key).
     pub thread: u16,

@@ -48,7 +48,7 @@ impl Simulation {
             }
             Owner::Switch { index, .. } => {
                 let queue = &mut self.queues[port as usize];
-                let Some(pkt) = queue.pop_highest() else { return };
+                let Some(pkt) = queue.pop_highest(&self.arena) else { return };
                 // The frame behind it starts when this one has been serialised, thousands
                 // of events from now: start loading its record so that it waits in cache.
                 if let Some(next) = queue.peek_highest() {
@@ -271,7 +271,7 @@ impl Simulation {
         }
         // While queued, `next_port` holds the ingress port (local index) for accounting.
         self.arena.get_mut(pkt).next_port = ingress;
-        self.queues[out as usize].push(prio, pkt);
+        self.queues[out as usize].push(prio, pkt, &mut self.arena);
         self.port_queue_add(out, wire);
         self.kick_port(out);
     }

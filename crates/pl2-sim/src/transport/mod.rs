@@ -66,9 +66,12 @@ impl SendSpec {
             msg: self.msg,
             flow: self.flow,
             seq: self.seq,
-            payload: self.payload,
-            wire: wire as u32,
+            // Transports segment at the MTU, which the network's validation keeps at or
+            // below 65,000 B: a larger frame is a transport's bug, not bad input.
+            payload: u16::try_from(self.payload).expect("a frame's payload is at most the MTU"),
+            wire: u16::try_from(wire).expect("a frame is at most the MTU plus its framing"),
             next_port: 0,
+            queue_next: crate::packet::NO_PKT,
             msg_gen: self.msg_gen,
             thread: self.thread,
             kind: self.kind,
