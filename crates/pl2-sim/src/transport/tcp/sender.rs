@@ -104,8 +104,6 @@ pub enum Handshake {
     Established,
 }
 
-/// Scoreboard records an idle connection keeps allocated.
-const IDLE_SEGS_CAPACITY: usize = 8;
 
 pub(super) struct Conn {
     pub dst: u32,
@@ -513,12 +511,13 @@ impl Sender {
             c.snd_una = ack;
             if c.segs.is_empty() {
                 c.marks = false;
-                // An idle connection gives back its scoreboard: a host may open a
-                // connection to every peer over a long run, and each would otherwise
-                // keep a window's worth of records (kilobytes) forever. Once per idle
-                // period, not per segment.
-                if c.segs.capacity() > IDLE_SEGS_CAPACITY {
-                    c.segs.shrink_to(IDLE_SEGS_CAPACITY);
+                // An idle connection frees its scoreboard and message list: a host may
+                // open a connection to every peer over a long run, and each would
+                // otherwise keep a window's worth of records (kilobytes) forever. Once
+                // per idle period, not per segment; the next message allocates afresh.
+                c.segs = VecDeque::new();
+                if c.msgs.is_empty() {
+                    c.msgs = VecDeque::new();
                 }
             }
             if let (false, Some(t)) = (any_retx, last_sent) {
