@@ -52,7 +52,9 @@ pub mod flags {
 pub struct Packet {
     /// When the transport created it.
     pub created: SimTime,
-    /// When it entered the queue it is in now (or last left).
+    /// When it entered the queue it is in now (or last left). While the frame is on a
+    /// link, the engine keeps there the arrival time of the frame behind it on the same
+    /// link (see `Port::pipe_head`); it is set again when the frame arrives.
     pub enqueued: SimTime,
     /// Protocol header fields (sequence numbers, slots, grants).
     pub aux: u64,
@@ -72,9 +74,10 @@ pub struct Packet {
     pub wire: u16,
     /// Egress port (global id) at the node this packet is travelling to.
     pub next_port: u32,
-    /// The frame behind this one in the egress FIFO it waits in ([`NO_PKT`]: none). Owned
-    /// by the engine: a FIFO is a list threaded through the records it holds, so a
-    /// dequeue reads the record it dequeues and nothing else.
+    /// The frame behind this one in the egress FIFO it waits in, or on the link it is
+    /// crossing ([`NO_PKT`]: none). Owned by the engine: FIFOs and links are lists
+    /// threaded through the records they hold, so taking the head reads the record it
+    /// takes and nothing else.
     pub queue_next: u32,
     pub msg_gen: u16,
     /// Sending application thread (NIC arbitration key).
