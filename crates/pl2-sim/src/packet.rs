@@ -160,6 +160,55 @@ impl PacketArena {
     }
 }
 
+/// A FIFO of packets threaded through their records ([`Packet::queue_next`]): it keeps
+/// only its head and tail, so taking the head reads the record taken and nothing else,
+/// and it owns no memory. A packet is in at most one list at a time (an egress FIFO or
+/// a link).
+#[derive(Copy, Clone, Debug)]
+pub struct PktList {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for PktList {
+    fn default() -> Self {
+        PktList { head: NO_PKT, tail: NO_PKT }
+    }
+}
+
+impl PktList {
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.head == NO_PKT
+    }
+
+    #[inline]
+    pub fn front(&self) -> Option<PktId> {
+        (self.head != NO_PKT).then_some(PktId(self.head))
+    }
+
+    /// Appends `pkt`; returns the packet that was last until now, if any.
+    #[inline]
+    pub fn push_back(&mut self, pkt: PktId, arena: &mut PacketArena) -> Option<PktId> {
+        arena.get_mut(pkt).queue_next = NO_PKT;
+        let prev = self.front().map(|_| PktId(self.tail));
+        match prev {
+            Some(t) => arena.get_mut(t).queue_next = pkt.0,
+            None => self.head = pkt.0,
+        }
+        self.tail = pkt.0;
+        prev
+    }
+
+    /// Removes the head.
+    #[inline]
+    pub fn pop_front(&mut self, arena: &PacketArena) -> Option<PktId> {
+        let pkt = self.front()?;
+        self.head = arena.get(pkt).queue_next;
+        Some(pkt)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,6 +216,26 @@ mod tests {
     #[test]
     fn packet_record_fits_in_a_cache_line() {
         assert_eq!(std::mem::size_of::<Packet>(), 64);
+    }
+
+    #[test]
+    fn a_list_is_fifo_and_starts_afresh_once_emptied() {
+        let mut a = PacketArena::default();
+        let ids: Vec<PktId> = (0..5).map(|seq| a.alloc(Packet { seq, ..Packet::default() })).collect();
+        let mut l = PktList::default();
+        assert_eq!(l.push_back(ids[0], &mut a), None);
+        assert_eq!(l.push_back(ids[1], &mut a), Some(ids[0]));
+        assert_eq!(l.pop_front(&a), Some(ids[0]));
+        assert_eq!(l.push_back(ids[2], &mut a), Some(ids[1]));
+        assert_eq!(l.pop_front(&a), Some(ids[1]));
+        assert_eq!(l.pop_front(&a), Some(ids[2]));
+        assert!(l.is_empty());
+        // The stale tail is never linked to: the next packet starts a new list.
+        assert_eq!(l.push_back(ids[3], &mut a), None);
+        assert_eq!(l.push_back(ids[4], &mut a), Some(ids[3]));
+        let order: Vec<u32> = std::iter::from_fn(|| l.pop_front(&a).map(|p| a.get(p).seq)).collect();
+        assert_eq!(order, vec![3, 4]);
+        assert_eq!(l.pop_front(&a), None);
     }
 
     #[test]

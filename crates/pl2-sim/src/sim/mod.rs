@@ -211,12 +211,10 @@ pub(crate) struct Port {
     pub cur_data: bool,
     /// Bytes queued including the frame being serialised.
     pub queued: u64,
-    /// Frames on the wire or in the far node's input pipeline, oldest first: a list
-    /// threaded through their records (`Packet::queue_next`, with the time the next
-    /// frame reaches the far node in `Packet::enqueued`; see `Simulation::pipe_push`).
-    /// `NO_PKT` when empty; the head's time is its `LinkHead` event's.
-    pub pipe_head: u32,
-    pub pipe_tail: u32,
+    /// Frames on the wire or in the far node's input pipeline, oldest first, each
+    /// carrying the time the frame behind it reaches the far node (see
+    /// `Simulation::pipe_push`); the head's time is its `LinkHead` event's.
+    pub pipe: crate::packet::PktList,
     pub pipe_last: SimTime,
     pub up: bool,
     pub loss: f64,

@@ -102,8 +102,8 @@ impl Simulation {
             Some(Ev::LinkHead(p)) => {
                 if let Some(port) = self.ports.get(p as usize) {
                     crate::prefetch::prefetch_all(port);
-                    if port.pipe_head != crate::packet::NO_PKT {
-                        self.arena.prefetch(PktId(port.pipe_head));
+                    if let Some(pkt) = port.pipe.front() {
+                        self.arena.prefetch(pkt);
                     }
                 }
             }

@@ -8,7 +8,7 @@ use crate::engine::Ev;
 use crate::transport::Protocol;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
 use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
-use crate::packet::{flags, PktKind, NO_PKT};
+use crate::packet::{flags, PktKind};
 
 impl Simulation {
     /// Adds `wire` bytes to a port's queue and tracks its maxima.
@@ -145,24 +145,16 @@ impl Simulation {
         self.pipe_push(port, pkt, arrive);
     }
 
-    /// Appends `pkt`, reaching the far node at `arrive`, to `port`'s link. The link is a
-    /// list threaded through the records on it, so its head is found from the port alone.
-    /// Each record also carries the arrival time of the frame behind it (in `enqueued`,
-    /// unused while a frame is on a link: it was read when the frame left its queue and
-    /// is set again when it enters the next), so that the arrival of one frame schedules
-    /// the next from the record it has just read.
+    /// Appends `pkt`, reaching the far node at `arrive`, to `port`'s link, a list
+    /// threaded through the records on it. The frame ahead of it keeps `arrive` (in
+    /// `enqueued`, unused while a frame is on a link: it was read when the frame left its
+    /// queue and is set again when it enters the next), so that the arrival of one frame
+    /// schedules the next from the record it has just read.
     fn pipe_push(&mut self, port: u32, pkt: PktId, arrive: SimTime) {
-        let p = &mut self.ports[port as usize];
-        self.arena.get_mut(pkt).queue_next = NO_PKT;
-        if p.pipe_head == NO_PKT {
-            p.pipe_head = pkt.0;
-            self.events.push(arrive, Ev::LinkHead(port));
-        } else {
-            let tail = self.arena.get_mut(PktId(p.pipe_tail));
-            tail.queue_next = pkt.0;
-            tail.enqueued = arrive;
+        match self.ports[port as usize].pipe.push_back(pkt, &mut self.arena) {
+            Some(ahead) => self.arena.get_mut(ahead).enqueued = arrive,
+            None => self.events.push(arrive, Ev::LinkHead(port)),
         }
-        p.pipe_tail = pkt.0;
     }
 
     /// Serialisation of the port's current frame ended.
@@ -206,15 +198,11 @@ impl Simulation {
     pub(crate) fn on_link_head(&mut self, port: u32) {
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        debug_assert_ne!(p.pipe_head, NO_PKT, "link head event without a frame");
-        let pkt = PktId(p.pipe_head);
-        let rec = self.arena.get(pkt);
-        let (next, next_arrive) = (rec.queue_next, rec.enqueued);
-        p.pipe_head = next;
-        if next != NO_PKT {
-            self.events.push(next_arrive, Ev::LinkHead(port));
+        let pkt = p.pipe.pop_front(&self.arena).expect("link head event without a frame");
+        if let Some(next) = p.pipe.front() {
+            self.events.push(self.arena.get(pkt).enqueued, Ev::LinkHead(port));
             // It arrives at least a serialisation time later; load its record meanwhile.
-            self.arena.prefetch(PktId(next));
+            self.arena.prefetch(next);
         }
         let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
         if !up {
