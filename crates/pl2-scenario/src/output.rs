@@ -17,6 +17,15 @@ use std::path::{Path, PathBuf};
 /// Rows per Parquet row group: bounds the memory a writer (and a reader) needs.
 pub const ROW_GROUP_ROWS: usize = 1 << 16;
 
+/// A writer also closes its row group once it holds this much memory (encoded pages,
+/// dictionaries, encoder buffers)...
+pub const ROW_GROUP_MEMORY: usize = 4 << 20;
+/// ...and has at least this many rows (a wide table's empty encoders alone take a few
+/// MiB, which must not close a group per batch). Without the memory bound a table that
+/// grows slowly, as `messages` does, would keep its whole run in one open row group until
+/// it reached `ROW_GROUP_ROWS`: memory growing with the run's length.
+pub const ROW_GROUP_MIN_ROWS: usize = 4096;
+
 /// Keeps every table in memory.
 #[derive(Default)]
 pub struct MemorySink {
@@ -83,7 +92,12 @@ impl TableSink for ParquetSink {
             self.writers.insert(name, w);
         }
         // The writer closes a row group whenever ROW_GROUP_ROWS rows are buffered.
-        self.writers.get_mut(name).expect("inserted").write(&batch).map_err(std::io::Error::other)
+        let w = self.writers.get_mut(name).expect("inserted");
+        w.write(&batch).map_err(std::io::Error::other)?;
+        if w.in_progress_rows() >= ROW_GROUP_MIN_ROWS && w.memory_size() >= ROW_GROUP_MEMORY {
+            w.flush().map_err(std::io::Error::other)?;
+        }
+        Ok(())
     }
 }
 
@@ -105,4 +119,42 @@ pub fn ipc_bytes(batch: &RecordBatch) -> Vec<u8> {
     w.finish().expect("ipc finish");
     drop(w);
     buf
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{ArrayRef, UInt64Array};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use std::sync::Arc;
+
+    /// A slowly growing wide table (20 columns of distinct values, 1,000 rows a batch)
+    /// closes row groups on memory long before `ROW_GROUP_ROWS`, none smaller than
+    /// `ROW_GROUP_MIN_ROWS` but the last, and loses no row.
+    #[test]
+    fn a_wide_table_closes_row_groups_on_memory() {
+        let dir = std::env::temp_dir().join(format!("pl2-rowgroups-{}", std::process::id()));
+        let mut sink = ParquetSink::new(&dir).unwrap();
+        let (batches, rows) = (40u64, 1000u64);
+        for b in 0..batches {
+            let cols: Vec<(String, ArrayRef)> = (0..20u64)
+                .map(|c| {
+                    let v: UInt64Array = (0..rows).map(|r| (b * rows + r) * 7_919 + c * 1_000_003).collect();
+                    (format!("c{c}"), Arc::new(v) as ArrayRef)
+                })
+                .collect();
+            sink.write("wide", RecordBatch::try_from_iter(cols).unwrap()).unwrap();
+        }
+        for (_, w) in std::mem::take(&mut sink.writers) {
+            w.close().unwrap();
+        }
+        let reader = SerializedFileReader::new(File::open(dir.join("wide.parquet")).unwrap()).unwrap();
+        let groups: Vec<i64> = reader.metadata().row_groups().iter().map(|g| g.num_rows()).collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(groups.iter().sum::<i64>(), (batches * rows) as i64);
+        assert!(groups.len() >= 2, "one group of {} rows: the memory bound never closed it", groups[0]);
+        for g in &groups[..groups.len() - 1] {
+            assert!(*g as usize >= ROW_GROUP_MIN_ROWS && (*g as usize) < ROW_GROUP_ROWS, "row groups {groups:?}");
+        }
+    }
 }
