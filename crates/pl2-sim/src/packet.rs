@@ -54,7 +54,7 @@ pub struct Packet {
     pub created: SimTime,
     /// When it entered the queue it is in now (or last left). While the frame is on a
     /// link, the engine keeps there the arrival time of the frame behind it on the same
-    /// link (see `Port::pipe_head`); it is set again when the frame arrives.
+    /// link (see `Simulation::pipe_push`); it is set again when the frame arrives.
     pub enqueued: SimTime,
     /// Protocol header fields (sequence numbers, slots, grants).
     pub aux: u64,
@@ -191,7 +191,7 @@ impl PktList {
     #[inline]
     pub fn push_back(&mut self, pkt: PktId, arena: &mut PacketArena) -> Option<PktId> {
         arena.get_mut(pkt).queue_next = NO_PKT;
-        let prev = self.front().map(|_| PktId(self.tail));
+        let prev = (!self.is_empty()).then_some(PktId(self.tail));
         match prev {
             Some(t) => arena.get_mut(t).queue_next = pkt.0,
             None => self.head = pkt.0,

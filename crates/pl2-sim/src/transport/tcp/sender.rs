@@ -104,7 +104,6 @@ pub enum Handshake {
     Established,
 }
 
-
 pub(super) struct Conn {
     pub dst: u32,
     pub thread: u16,
@@ -350,7 +349,6 @@ impl Sender {
         }
         let ect = c.cc.ecn();
         let mut pipe = c.pipe(&ctx.cfg, mss);
-        let mut ring_full = true;
         while self.in_ring[t] < self.ring {
             // A lost segment not yet resent.
             let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
@@ -377,20 +375,17 @@ impl Sender {
                     st.retransmissions += 1;
                     continue;
                 }
-                ring_full = false;
                 break;
             }
             // New data.
             let limit = c.write_end.min(c.snd_una + ctx.cfg.send_buffer.0);
             if c.snd_nxt >= limit {
-                ring_full = false;
                 break;
             }
             let &(mend, slot, gen) = c.msgs.front().expect("unsent bytes belong to a message");
             let end = (c.snd_nxt + mss).min(mend).min(limit);
             let len = end - c.snd_nxt;
             if pipe + len > c.w.cwnd || end - c.snd_una > ctx.cfg.receive_window.0 {
-                ring_full = false;
                 break;
             }
             let msg_end = end == mend;
@@ -414,7 +409,9 @@ impl Sender {
             c.rto_armed = true;
             out.set_timer(timer_id(i), now + c.rto.rto);
         }
-        ring_full
+        // Every `break` above leaves the ring share with room; only the loop's own
+        // condition ends it full.
+        self.in_ring[t] >= self.ring
     }
 
     fn probes(ctx: &Ctx, c: &Conn, out: &mut Actions) {
