@@ -106,6 +106,9 @@ def summary_table(result: RunResult) -> Table:
         ("goodput, all hosts (Gbps)", fmt_num(sum((s.get("goodput_gbps") or {}).values()), 4)),
         ("drops (frames)", str(sum((s.get("drops") or {}).values()))),
     ]
+    lost = (s.get("counters") or {}).get("messages_lost")
+    if lost:
+        rows.insert(3, ("messages lost (a frame dropped, never resent)", str(lost)))
     r = s.get("rpcs")
     if r:
         rl = r.get("latency_ps") or {}

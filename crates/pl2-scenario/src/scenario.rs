@@ -21,7 +21,9 @@ pub struct RunConfig {
     /// Messages arriving at or after this are excluded from statistics. Default: the
     /// run's duration.
     pub measure_until: Option<Duration>,
-    /// Stop as soon as every message of finite workloads is delivered. Default true.
+    /// Stop as soon as every message of finite workloads is delivered, or lost for good (a
+    /// frame dropped by a transport that never resends, raw Ethernet: nothing can finish
+    /// it). Default true.
     pub stop_when_delivered: bool,
     /// Stop after this many events (a safety net for exploratory runs). Default none.
     pub event_budget: Option<u64>,

@@ -120,6 +120,7 @@ pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason,
             "control_wire_bytes": c.control_wire_bytes,
             "messages_created": c.messages_created,
             "messages_finished": c.messages_finished,
+            "messages_lost": c.messages_lost,
         },
         "messages": {
             "count": msgs.len(),

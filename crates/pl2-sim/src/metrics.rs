@@ -123,6 +123,9 @@ pub struct Counters {
     pub data_wire_bytes: u64,
     pub messages_created: u64,
     pub messages_finished: u64,
+    /// Messages reported unfinished during the run: a frame was dropped and their transport
+    /// never resends (`Protocol::frames_if_never_resent`).
+    pub messages_lost: u64,
 }
 
 impl Counters {

@@ -4,7 +4,7 @@
 use super::*;
 use crate::engine::Ev;
 use crate::metrics::{DropReason, GoodputWindow};
-use crate::packet::flags;
+use crate::packet::{flags, PktKind};
 use crate::transport::{MsgInfo, Protocol};
 
 impl Simulation {
@@ -16,18 +16,21 @@ impl Simulation {
         self.live_msgs += 1;
         let ideal = self.ideal_completion(src, dst, size, transport);
         let rec = MessageRecord { id, src, dst, size, thread, prio, transport, start: self.now, finish: None, ideal, breakdown: None };
+        let frames_left = self.transport_mut(transport, src).frames_if_never_resent(size).unwrap_or(UNCOUNTED);
         match self.free_msgs.pop() {
             Some(slot) => {
                 let m = &mut self.msgs[slot as usize];
                 m.gen = m.gen.wrapping_add(1);
                 m.live = true;
+                m.lost = false;
                 m.transport = transport;
+                m.frames_left = frames_left;
                 m.tag = apps::AppTag::None;
                 m.rec = rec;
                 slot
             }
             None => {
-                self.msgs.push(MsgSlot { gen: 0, live: true, transport, tag: apps::AppTag::None, rec });
+                self.msgs.push(MsgSlot { gen: 0, live: true, lost: false, transport, frames_left, tag: apps::AppTag::None, rec });
                 self.msgs.len() as u32 - 1
             }
         }
@@ -270,6 +273,29 @@ impl Simulation {
         self.transport_mut(p.transport, h).on_packet(now, &p, &view, &mut acts);
         self.apply_actions(h, p.transport, acts);
         self.critical = None;
+        if p.kind == PktKind::Data {
+            self.settle_frame(p.msg, p.msg_gen, false);
+        }
+    }
+
+    /// A data frame of message `slot` was delivered (after its transport saw it) or
+    /// dropped. For a transport that never resends, a message with a dropped frame is over
+    /// once none of its frames is left: it is reported unfinished now, as it would be at
+    /// the end, and its slot freed, so a long lossy run does not keep every lost message.
+    pub(crate) fn settle_frame(&mut self, slot: u32, gen: u16, dropped: bool) {
+        let Some(m) = self.msgs.get_mut(slot as usize) else { return };
+        if !m.live || m.gen != gen || m.frames_left == UNCOUNTED {
+            return;
+        }
+        m.frames_left -= 1;
+        m.lost |= dropped;
+        if m.frames_left == 0 && m.lost {
+            m.live = false;
+            self.records.messages.push(m.rec.clone());
+            self.free_msgs.push(slot);
+            self.live_msgs -= 1;
+            self.counters.messages_lost += 1;
+        }
     }
 
     /// A transport timer fired.

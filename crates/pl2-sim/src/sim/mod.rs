@@ -256,11 +256,19 @@ pub(crate) struct Switch {
 pub(crate) struct MsgSlot {
     pub gen: u16,
     pub live: bool,
+    /// A data frame of it was dropped (counted messages only).
+    pub lost: bool,
     /// The transport carrying it.
     pub transport: u8,
+    /// Data frames neither delivered nor dropped yet, for a transport that never resends
+    /// (`Protocol::frames_if_never_resent`); [`UNCOUNTED`] otherwise.
+    pub frames_left: u32,
     pub tag: apps::AppTag,
     pub rec: MessageRecord,
 }
+
+/// `MsgSlot::frames_left` of a message whose transport may resend frames.
+pub(crate) const UNCOUNTED: u32 = u32::MAX;
 
 /// A built simulation.
 pub struct Simulation {

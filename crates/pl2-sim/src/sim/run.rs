@@ -9,7 +9,9 @@ use std::time::Instant;
 pub enum StopReason {
     /// Simulated time reached the end time.
     EndTime,
-    /// Every message from finite sources was delivered (and no source has more).
+    /// Every message from finite sources was delivered or lost for good (a transport that
+    /// never resends dropped one of its frames: counter `messages_lost`), and no source
+    /// has more.
     AllDelivered,
     /// The event budget was used up.
     EventBudget,

@@ -354,7 +354,12 @@ impl Simulation {
                 data: p.kind == PktKind::Data,
             });
         }
+        let p = self.arena.get(pkt);
+        let (data, slot, gen) = (p.kind == PktKind::Data, p.msg, p.msg_gen);
         self.arena.free(pkt);
+        if data {
+            self.settle_frame(slot, gen, true);
+        }
     }
 }
 

@@ -140,6 +140,14 @@ pub trait Protocol {
     /// The last bit of a frame this host sent with [`crate::packet::flags::NOTIFY_TX_DONE`]
     /// left the NIC. Only frames carrying that flag are reported.
     fn on_tx_done(&mut self, _now: SimTime, _pkt: &Packet, _out: &mut Actions) {}
+    /// For a transport that never sends a frame twice: how many data frames a message of
+    /// `size` bytes takes. The simulator then knows that a message with a dropped frame is
+    /// over once its other frames are delivered or dropped: it reports it unfinished at
+    /// that moment and frees its state, rather than holding it to the end of the run.
+    /// `None` (the default): frames may be resent, so a drop settles nothing.
+    fn frames_if_never_resent(&self, _size: u64) -> Option<u32> {
+        None
+    }
 }
 
 /// All protocols pl2 implements: one variant each, dispatched statically.
@@ -194,6 +202,14 @@ impl Protocol for HostTransport {
             HostTransport::Pl2(t) => t.on_tx_dequeue(now, thread, out),
             HostTransport::Rds(t) => t.on_tx_dequeue(now, thread, out),
             HostTransport::Tcp(t) => t.on_tx_dequeue(now, thread, out),
+        }
+    }
+    fn frames_if_never_resent(&self, size: u64) -> Option<u32> {
+        match self {
+            HostTransport::Raw(t) => t.frames_if_never_resent(size),
+            HostTransport::Pl2(t) => t.frames_if_never_resent(size),
+            HostTransport::Rds(t) => t.frames_if_never_resent(size),
+            HostTransport::Tcp(t) => t.frames_if_never_resent(size),
         }
     }
 }

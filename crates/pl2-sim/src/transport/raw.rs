@@ -1,7 +1,8 @@
 //! Raw Ethernet (or UDP) with no congestion control: a message is cut into frames and
 //! sent as fast as the NIC allows — the "raw Ethernet (optimal)" baseline of PL2 §6.3.
 //! Nothing is retransmitted; a message with a lost frame never completes and is reported
-//! unfinished.
+//! unfinished (as soon as its other frames are delivered or dropped, see
+//! [`Protocol::frames_if_never_resent`]).
 //!
 //! It is also the template for every protocol: state per sending thread and per message
 //! being received, and everything it does is written into [`Actions`].
@@ -62,8 +63,9 @@ pub struct RawHost {
     threads: Vec<ThreadTx>,
     /// Bytes received so far per message being received, keyed by message slot, with
     /// the slot's generation. An entry leaves at delivery, so the map holds this host's
-    /// partly received messages (those with a lost frame stay to the end: raw Ethernet
-    /// never recovers them), not one entry per slot of the whole network.
+    /// partly received messages, not one entry per slot of the whole network. The entry of a
+    /// message with a lost frame stays until a frame of the slot's next message arrives
+    /// here (raw Ethernet never recovers it), so the map holds at most one entry per slot.
     rx: FxHashMap<u32, (u16, u64)>,
 }
 
@@ -134,6 +136,12 @@ impl Protocol for RawHost {
     }
 
     fn on_timer(&mut self, _now: SimTime, _id: u32, _out: &mut Actions) {}
+
+    /// A message of `size` bytes is `fill`'s frames of at most `max_payload` bytes; an
+    /// empty message still takes one frame.
+    fn frames_if_never_resent(&self, size: u64) -> Option<u32> {
+        Some(size.div_ceil(self.max_payload).max(1) as u32)
+    }
 
     fn on_tx_dequeue(&mut self, _now: SimTime, thread: u16, out: &mut Actions) {
         let t = &mut self.threads[thread as usize];
