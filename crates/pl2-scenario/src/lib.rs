@@ -6,6 +6,7 @@ pub mod compile;
 pub mod error;
 pub mod heap_trim;
 pub mod output;
+pub mod page_store;
 pub mod provenance;
 pub mod reference;
 pub mod run;

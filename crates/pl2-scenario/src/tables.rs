@@ -117,9 +117,9 @@ pub struct Collector {
     pub window_goodput: Vec<u64>,
 }
 
-/// Rows buffered before the collector hands batches to its sink. A quarter of a Parquet
-/// row group, so the buffered columns and the batches built from them stay small; the
-/// row groups keep their size (batches only arrive in smaller pieces).
+/// Rows buffered before the collector hands a batch to its sink, so the buffered columns
+/// and the batches built from them stay small; the sink's row groups are larger (batches
+/// only arrive in pieces).
 pub const FLUSH_ROWS: usize = 1 << 14;
 
 impl Collector {
