@@ -289,6 +289,7 @@ impl Simulation {
             arena: PacketArena::default(),
             msgs: Vec::new(),
             free_msgs: Vec::new(),
+            frame_counts: Vec::new(),
             live_msgs: 0,
             next_msg_id: 0,
             sources_active: sources.len() as u32,

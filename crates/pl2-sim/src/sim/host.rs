@@ -16,24 +16,25 @@ impl Simulation {
         self.live_msgs += 1;
         let ideal = self.ideal_completion(src, dst, size, transport);
         let rec = MessageRecord { id, src, dst, size, thread, prio, transport, start: self.now, finish: None, ideal, breakdown: None };
-        let frames_left = self.transport_mut(transport, src).frames_if_never_resent(size).unwrap_or(UNCOUNTED);
-        match self.free_msgs.pop() {
+        let left = self.transport_mut(transport, src).frames_if_never_resent(size).unwrap_or(UNCOUNTED);
+        let slot = match self.free_msgs.pop() {
             Some(slot) => {
                 let m = &mut self.msgs[slot as usize];
                 m.gen = m.gen.wrapping_add(1);
                 m.live = true;
-                m.lost = false;
                 m.transport = transport;
-                m.frames_left = frames_left;
                 m.tag = apps::AppTag::None;
                 m.rec = rec;
                 slot
             }
             None => {
-                self.msgs.push(MsgSlot { gen: 0, live: true, lost: false, transport, frames_left, tag: apps::AppTag::None, rec });
+                self.msgs.push(MsgSlot { gen: 0, live: true, transport, tag: apps::AppTag::None, rec });
+                self.frame_counts.push(FrameCount::default());
                 self.msgs.len() as u32 - 1
             }
-        }
+        };
+        self.frame_counts[slot as usize] = FrameCount { gen: self.msgs[slot as usize].gen, lost: false, left };
+        slot
     }
 
     pub(crate) fn msg_info(&self, slot: u32) -> MsgInfo {
@@ -283,13 +284,17 @@ impl Simulation {
     /// once none of its frames is left: it is reported unfinished now, as it would be at
     /// the end, and its slot freed, so a long lossy run does not keep every lost message.
     pub(crate) fn settle_frame(&mut self, slot: u32, gen: u16, dropped: bool) {
-        let Some(m) = self.msgs.get_mut(slot as usize) else { return };
-        if !m.live || m.gen != gen || m.frames_left == UNCOUNTED {
+        let Some(c) = self.frame_counts.get_mut(slot as usize) else { return };
+        if c.gen != gen || c.left == UNCOUNTED || c.left == 0 {
             return;
         }
-        m.frames_left -= 1;
-        m.lost |= dropped;
-        if m.frames_left == 0 && m.lost {
+        c.left -= 1;
+        c.lost |= dropped;
+        if c.left > 0 || !c.lost {
+            return;
+        }
+        let m = &mut self.msgs[slot as usize];
+        if m.live && m.gen == gen {
             m.live = false;
             self.records.messages.push(m.rec.clone());
             self.free_msgs.push(slot);

@@ -256,18 +256,25 @@ pub(crate) struct Switch {
 pub(crate) struct MsgSlot {
     pub gen: u16,
     pub live: bool,
-    /// A data frame of it was dropped (counted messages only).
-    pub lost: bool,
     /// The transport carrying it.
     pub transport: u8,
-    /// Data frames neither delivered nor dropped yet, for a transport that never resends
-    /// (`Protocol::frames_if_never_resent`); [`UNCOUNTED`] otherwise.
-    pub frames_left: u32,
     pub tag: apps::AppTag,
     pub rec: MessageRecord,
 }
 
-/// `MsgSlot::frames_left` of a message whose transport may resend frames.
+/// The data frames of the message in a slot that are neither delivered nor dropped yet,
+/// for a transport that never resends (`Protocol::frames_if_never_resent`). Kept apart
+/// from [`MsgSlot`], in 8 bytes a slot, because every delivered frame updates it.
+#[derive(Copy, Clone, Default)]
+pub(crate) struct FrameCount {
+    pub gen: u16,
+    /// A data frame of the message was dropped.
+    pub lost: bool,
+    /// [`UNCOUNTED`] for a transport that may resend frames.
+    pub left: u32,
+}
+
+/// `FrameCount::left` of a message whose transport may resend frames.
 pub(crate) const UNCOUNTED: u32 = u32::MAX;
 
 /// A built simulation.
@@ -291,6 +298,8 @@ pub struct Simulation {
     pub(crate) arena: PacketArena,
     pub(crate) msgs: Vec<MsgSlot>,
     pub(crate) free_msgs: Vec<u32>,
+    /// Per message slot.
+    pub(crate) frame_counts: Vec<FrameCount>,
     pub(crate) live_msgs: u64,
     pub(crate) next_msg_id: u64,
     pub(crate) sources: Vec<Source>,
