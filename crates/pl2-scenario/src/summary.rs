@@ -73,9 +73,9 @@ fn iteration_summary(col: &Collector) -> Value {
 
 pub fn summarise(sim: &Simulation, col: &Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> Value {
     let msgs = &col.window_messages;
-    let unfinished = msgs.iter().filter(|m| m.1.is_none()).count();
-    let lat: Vec<f64> = msgs.iter().filter_map(|m| m.1.map(|l| l as f64)).collect();
-    let sd: Vec<f64> = msgs.iter().filter_map(|m| m.2).collect();
+    let unfinished = msgs.iter().filter(|m| m.latency().is_none()).count();
+    let lat: Vec<f64> = msgs.iter().filter_map(|m| m.latency().map(|l| l as f64)).collect();
+    let sd: Vec<f64> = msgs.iter().filter_map(|m| m.slowdown()).collect();
     let c = sim.counters();
     let graph = sim.graph();
     let tps = sim.transport_configs();

@@ -111,10 +111,32 @@ pub struct Collector {
     pub window_rpc_completions: u64,
     /// Time (None if unfinished) of every iteration started in the window.
     pub window_iterations: Vec<Option<u64>>,
-    /// (size, latency or None if unfinished, slowdown) of every message in the window.
-    pub window_messages: Vec<(u64, Option<u64>, Option<f64>)>,
+    /// Latency and ideal completion time of every message in the window: 16 bytes a
+    /// message, the one part of the collector that grows with the run.
+    pub window_messages: Vec<WindowMessage>,
     /// Payload bytes delivered per host in windows starting inside the measurement window.
     pub window_goodput: Vec<u64>,
+}
+
+/// A message that arrived in the measurement window, as the summary's statistics need it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct WindowMessage {
+    /// One-way latency, or [`WindowMessage::UNFINISHED`].
+    pub latency_ps: u64,
+    pub ideal_ps: u64,
+}
+
+impl WindowMessage {
+    pub const UNFINISHED: u64 = u64::MAX;
+
+    pub fn latency(&self) -> Option<u64> {
+        (self.latency_ps != Self::UNFINISHED).then_some(self.latency_ps)
+    }
+
+    /// Latency over the ideal completion time (`None` if unfinished).
+    pub fn slowdown(&self) -> Option<f64> {
+        self.latency().map(|l| slowdown(l, self.ideal_ps))
+    }
 }
 
 /// Rows buffered before the collector hands a batch to its sink, so the buffered columns
@@ -182,8 +204,8 @@ impl Collector {
         let m = &mut self.msgs;
         for x in r.messages {
             if x.start >= w.from && x.start < w.until {
-                let lat = x.finish.map(|f| f.0 - x.start.0);
-                self.window_messages.push((x.size, lat, lat.map(|l| slowdown(l, x.ideal.0))));
+                let latency_ps = x.finish.map_or(WindowMessage::UNFINISHED, |f| f.0 - x.start.0);
+                self.window_messages.push(WindowMessage { latency_ps, ideal_ps: x.ideal.0 });
             }
             m.id.push(x.id);
             m.src.push(x.src);
