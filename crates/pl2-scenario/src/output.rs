@@ -1,13 +1,13 @@
 //! Table sinks: in memory (batches concatenated per table at the end), or streamed to
-//! one Parquet file per table (zstd, fixed settings, bounded row groups, so the same
-//! tables give the same bytes and a long run's memory stays flat), plus `summary.json`
-//! and the canonical `scenario.toml`. Also Arrow IPC stream bytes, for handing tables
-//! across processes.
+//! one Parquet file per table (zstd, fixed settings, so the same tables give the same
+//! bytes; row groups bounded in size, so what a writer holds does not grow with the
+//! run), plus `summary.json` and the canonical `scenario.toml`. Also Arrow IPC stream
+//! bytes, for handing tables across processes.
 
+use crate::page_store::CompactPageStores;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
 use arrow_array::RecordBatch;
-use crate::page_store::CompactPageStores;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
