@@ -251,7 +251,14 @@ impl Simulation {
             Verdict::Drop => return self.drop_packet(pkt, DropReason::Program, node, out),
             Verdict::Consume => {
                 self.counters.packets_consumed += 1;
-                return self.arena.free(pkt);
+                let p = self.arena.get(pkt);
+                let (data, slot, gen) = (p.kind == PktKind::Data, p.msg, p.msg_gen);
+                self.arena.free(pkt);
+                // A data frame a program keeps never reaches its application.
+                if data {
+                    self.settle_frame(slot, gen, true);
+                }
+                return;
             }
         }
         if out == u32::MAX {
