@@ -150,15 +150,12 @@ impl Simulation {
         if !m.live || m.gen != gen {
             return;
         }
-        m.live = false;
         m.rec.finish = Some(self.now);
         if let Some(c) = self.critical.filter(|c| c.0 == slot && c.1 == gen) {
             m.rec.breakdown = Some(Self::parts(m.rec.start, &c));
         }
-        self.records.messages.push(m.rec.clone());
         let (tag, ideal) = (m.tag, m.rec.ideal);
-        self.free_msgs.push(slot);
-        self.live_msgs -= 1;
+        self.close_message(slot);
         self.counters.messages_finished += 1;
         if tag != apps::AppTag::None {
             self.app_delivered(tag, ideal);
@@ -293,14 +290,21 @@ impl Simulation {
         if c.left > 0 || !c.lost {
             return;
         }
-        let m = &mut self.msgs[slot as usize];
+        let m = &self.msgs[slot as usize];
         if m.live && m.gen == gen {
-            m.live = false;
-            self.records.messages.push(m.rec.clone());
-            self.free_msgs.push(slot);
-            self.live_msgs -= 1;
+            self.close_message(slot);
             self.counters.messages_lost += 1;
         }
+    }
+
+    /// Writes the record of the live message in `slot`, finished or given up, and frees
+    /// the slot.
+    fn close_message(&mut self, slot: u32) {
+        let m = &mut self.msgs[slot as usize];
+        m.live = false;
+        self.records.messages.push(m.rec.clone());
+        self.free_msgs.push(slot);
+        self.live_msgs -= 1;
     }
 
     /// A transport timer fired.

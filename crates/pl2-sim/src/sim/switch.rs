@@ -251,14 +251,8 @@ impl Simulation {
             Verdict::Drop => return self.drop_packet(pkt, DropReason::Program, node, out),
             Verdict::Consume => {
                 self.counters.packets_consumed += 1;
-                let p = self.arena.get(pkt);
-                let (data, slot, gen) = (p.kind == PktKind::Data, p.msg, p.msg_gen);
-                self.arena.free(pkt);
                 // A data frame a program keeps never reaches its application.
-                if data {
-                    self.settle_frame(slot, gen, true);
-                }
-                return;
+                return self.free_undelivered(pkt);
             }
         }
         if out == u32::MAX {
@@ -361,6 +355,12 @@ impl Simulation {
                 data: p.kind == PktKind::Data,
             });
         }
+        self.free_undelivered(pkt);
+    }
+
+    /// Frees a frame that will not reach its application, settling its message's frame
+    /// count as a drop.
+    fn free_undelivered(&mut self, pkt: PktId) {
         let p = self.arena.get(pkt);
         let (data, slot, gen) = (p.kind == PktKind::Data, p.msg, p.msg_gen);
         self.arena.free(pkt);
