@@ -11,6 +11,7 @@ pub mod provenance;
 pub mod reference;
 pub mod run;
 pub mod scenario;
+pub mod spill;
 pub mod summary;
 pub mod tables;
 pub mod workload_spec;

@@ -1,10 +1,11 @@
-//! Table sinks: in memory (batches concatenated per table at the end), or streamed to
-//! one Parquet file per table (zstd, fixed settings, so the same tables give the same
-//! bytes; row groups bounded in size, so what a writer holds does not grow with the
-//! run), plus `summary.json` and the canonical `scenario.toml`. Also Arrow IPC stream
-//! bytes, for handing tables across processes.
+//! Table sinks: in memory (batches concatenated per table at the end), or one Parquet
+//! file per table (zstd, fixed settings, so the same tables give the same bytes), kept on
+//! disk as the run goes and written when it ends so that no Parquet writer's memory adds
+//! to the simulation's; plus `summary.json` and the canonical `scenario.toml`. Also
+//! Arrow IPC stream bytes, for handing tables across processes.
 
 use crate::page_store::CompactPageStores;
+use crate::spill::Spill;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
 use arrow_array::RecordBatch;
@@ -22,18 +23,18 @@ pub const ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// A writer closes its row group once the group's encoded size reaches this (the
 /// library's estimate; it splits a batch rather than overshoot). The open group is what a
-/// writer holds in memory besides its encoders, whose size the page limits below fix:
-/// a writer's memory does not grow with the run, and a table that grows slowly (as
-/// `messages` does) is not held whole in memory until it reaches `ROW_GROUP_ROWS`.
+/// writer holds in memory besides its encoders, whose size the page limits below fix, and
+/// its footer, which gains about 1 KB per column per group: the bound keeps writing a
+/// large table within a few MB without making the footer of a long run's table large.
 pub const ROW_GROUP_BYTES: usize = 2 << 20;
 
 /// Data and dictionary pages are cut at this many bytes before compression. The
 /// library's default, 1 MiB, lets each column's encoders hold up to 2 MiB.
 pub const PAGE_BYTES: usize = 64 << 10;
 
-/// zstd level 1. Every column writer has its own compression context; at benchmark 2's
-/// peak the contexts took 3.2 MB at level 1 against 12.9 MB at level 3. Files are about
-/// 3% larger and written about 23% faster (benchmark 2 at 10x its duration).
+/// zstd level 1. Every column writer has its own compression context (4 MB for a
+/// table of benchmark 2 at level 3, against 1 MB at level 1). Files are about 3% larger and
+/// written about 23% faster (benchmark 2 at 10x its duration).
 pub const ZSTD_LEVEL: i32 = 1;
 
 /// Keeps every table in memory.
@@ -69,22 +70,24 @@ impl MemorySink {
     }
 }
 
-/// Streams each table into `<dir>/<table>.parquet`.
+/// Writes each table to `<dir>/<table>.parquet`. During the run a table's batches go to a
+/// [`Spill`] on disk; [`ParquetSink::finish`] writes the Parquet files from them, one table
+/// at a time, so no Parquet writer is open while the simulation runs.
 pub struct ParquetSink {
     dir: PathBuf,
-    writers: BTreeMap<&'static str, ArrowWriter<File>>,
+    spills: BTreeMap<&'static str, Spill>,
 }
 
 impl ParquetSink {
     pub fn new(dir: &Path) -> std::io::Result<ParquetSink> {
         std::fs::create_dir_all(dir)?;
-        Ok(ParquetSink { dir: dir.to_path_buf(), writers: BTreeMap::new() })
+        Ok(ParquetSink { dir: dir.to_path_buf(), spills: BTreeMap::new() })
     }
 
-    /// Closes every file and writes `summary.json` and `scenario.toml`.
+    /// Writes every table's Parquet file, then `summary.json` and `scenario.toml`.
     pub fn finish(self, out: &RunOutput) -> std::io::Result<()> {
-        for (_, w) in self.writers {
-            w.close().map_err(std::io::Error::other)?;
+        for (name, spill) in self.spills {
+            write_parquet(&self.dir.join(format!("{name}.parquet")), spill.into_batches()?)?;
         }
         write_summary(&self.dir, out)
     }
@@ -92,30 +95,49 @@ impl ParquetSink {
 
 impl TableSink for ParquetSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
-        if !self.writers.contains_key(name) {
-            let props = WriterProperties::builder()
-                .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
-                .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-                .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-                .set_data_page_size_limit(PAGE_BYTES)
-                .set_dictionary_page_size_limit(PAGE_BYTES)
-                .build();
-            let f = File::create(self.dir.join(format!("{name}.parquet")))?;
-            let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
-            let w = ArrowWriter::try_new_with_options(f, batch.schema(), options).map_err(std::io::Error::other)?;
-            self.writers.insert(name, w);
+        if !self.spills.contains_key(name) {
+            self.spills.insert(name, Spill::new(&self.dir, &batch)?);
         }
-        // The writer closes row groups at ROW_GROUP_ROWS rows or ROW_GROUP_BYTES.
-        self.writers.get_mut(name).expect("inserted").write(&batch).map_err(std::io::Error::other)
+        self.spills.get_mut(name).expect("inserted").push(&batch)
     }
 }
 
-impl ParquetSink {
-    /// Memory the writers hold, as the Parquet library estimates it (encoders, and the
-    /// pages of open row groups).
-    pub fn memory(&self) -> usize {
-        self.writers.values().map(|w| w.memory_size()).sum()
+/// What writing one Parquet file took.
+#[derive(Debug, Default)]
+pub struct ParquetWritten {
+    pub rows: u64,
+    /// Most memory the writer held, as the Parquet library estimates it (encoders, and
+    /// the pages of the open row group), checked after each batch.
+    pub most_memory: usize,
+}
+
+/// Writes `batches` (all of one schema, at least one) to the Parquet file `path` with
+/// pl2's fixed settings (zstd, bounded pages and row groups), so the same batches give
+/// the same bytes.
+pub fn write_parquet(path: &Path, batches: impl IntoIterator<Item = std::io::Result<RecordBatch>>) -> std::io::Result<ParquetWritten> {
+    let mut batches = batches.into_iter();
+    let Some(first) = batches.next().transpose()? else {
+        return Err(std::io::Error::other(format!("{}: no batch to write", path.display())));
+    };
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+        .set_data_page_size_limit(PAGE_BYTES)
+        .set_dictionary_page_size_limit(PAGE_BYTES)
+        .build();
+    let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
+    let mut w = ArrowWriter::try_new_with_options(File::create(path)?, first.schema(), options).map_err(std::io::Error::other)?;
+    let mut written = ParquetWritten::default();
+    for batch in std::iter::once(Ok(first)).chain(batches) {
+        let batch = batch?;
+        written.rows += batch.num_rows() as u64;
+        // The writer closes row groups at ROW_GROUP_ROWS rows or ROW_GROUP_BYTES.
+        w.write(&batch).map_err(std::io::Error::other)?;
+        written.most_memory = written.most_memory.max(w.memory_size());
     }
+    w.close().map_err(std::io::Error::other)?;
+    Ok(written)
 }
 
 /// Writes `summary.json` and the canonical `scenario.toml` into `dir`.
@@ -163,34 +185,37 @@ mod tests {
     }
 
     /// A wide table of incompressible values (32 MB, sixteen times the row-group bound)
-    /// next to a narrow, slowly growing one: row groups close on their encoded size, far
-    /// below `ROW_GROUP_ROWS`, so what the writers hold stays near the bound however much
-    /// is written, and no row is lost.
+    /// next to a narrow, slowly growing one, through the sink: row groups close on their
+    /// encoded size, far below `ROW_GROUP_ROWS`, so what the writer holds stays near the
+    /// bound however much is written; no row is lost and no other file is left.
     #[test]
     fn row_groups_close_on_their_size_and_memory_stays_bounded() {
         let dir = std::env::temp_dir().join(format!("pl2-rowgroups-{}", std::process::id()));
         let mut sink = ParquetSink::new(&dir).unwrap();
         let (batches, wide_rows, narrow_rows) = (50u64, 4000u64, 100u64);
-        let mut most = 0;
         for b in 0..batches {
             sink.write("wide", batch(20, wide_rows, b * wide_rows)).unwrap();
             sink.write("narrow", batch(2, narrow_rows, b * narrow_rows)).unwrap();
-            most = most.max(sink.memory());
         }
-        // The open groups, plus each column's encoder (a page being filled, at most
-        // PAGE_BYTES, and its dictionary, at most PAGE_BYTES).
-        let bound = 2 * ROW_GROUP_BYTES + 22 * 2 * PAGE_BYTES;
-        assert!(most <= bound, "writers held {most} bytes, bound {bound}");
-        for (_, w) in std::mem::take(&mut sink.writers) {
-            w.close().unwrap();
-        }
+        let spill = sink.spills.remove("wide").unwrap();
+        let written = write_parquet(&dir.join("wide.parquet"), spill.into_batches().unwrap()).unwrap();
+        assert_eq!(written.rows, batches * wide_rows);
+        // The open group, plus each column's encoder: a page being filled, its dictionary
+        // and the dictionary's indices, each at most about PAGE_BYTES.
+        let bound = ROW_GROUP_BYTES + 20 * 3 * PAGE_BYTES;
+        assert!(written.most_memory <= bound, "the writer held {} bytes, bound {bound}", written.most_memory);
+        let out = RunOutput { summary: serde_json::json!({}), stop: pl2_sim::sim::StopReason::EndTime, wall: Default::default(), sink_wall: Default::default() };
+        sink.finish(&out).unwrap();
         let groups = |name: &str| -> Vec<(i64, i64)> {
             let f = File::open(dir.join(format!("{name}.parquet"))).unwrap();
             let reader = SerializedFileReader::new(f).unwrap();
             reader.metadata().row_groups().iter().map(|g| (g.num_rows(), g.compressed_size())).collect()
         };
         let (wide, narrow) = (groups("wide"), groups("narrow"));
+        let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        files.sort();
         std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(files, ["narrow.parquet", "summary.json", "wide.parquet"]);
         assert_eq!(wide.iter().map(|g| g.0).sum::<i64>(), (batches * wide_rows) as i64);
         assert_eq!(narrow.iter().map(|g| g.0).sum::<i64>(), (batches * narrow_rows) as i64);
         assert!(wide.len() >= 12, "groups {wide:?}: the size bound never closed them");
