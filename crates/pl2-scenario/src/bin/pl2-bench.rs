@@ -2,9 +2,9 @@
 //! LTO: `cargo run --profile bench --bin pl2-bench`), each in a fresh child process so
 //! that peak memory is per scenario, five times, and prints the medians: wall time,
 //! events/s, hops/s (all and data-only), events per delivered packet, share of packets
-//! dropped, share of wall time spent writing outputs, peak RSS, and the part of it that
-//! is simulated state rather than simulator overhead: the most packets alive at once
-//! (64 bytes each: frames in queues, on wires and in hosts' send paths).
+//! dropped, share of wall time spent writing outputs, peak RSS, the part of it that is
+//! simulated state rather than simulator overhead (the most packets alive at once, 64 bytes
+//! each: frames in queues, on wires and in hosts' send paths), and the rest.
 //!
 //! `pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...]`; `--scale` multiplies every
 //! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×).
@@ -94,7 +94,7 @@ fn main() {
         files = v;
     }
     let exe = std::env::current_exe().expect("own path");
-    println!("{:<34} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8}", "scenario (median of runs)", "wall s", "Mev/s", "Mhops/s", "Mdata/s", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB");
+    println!("{:<34} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8}", "scenario (median of runs)", "wall s", "Mev/s", "Mhops/s", "Mdata/s", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB", "rest MiB");
     for f in &files {
         let mut fig: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
         for _ in 0..runs {
@@ -111,8 +111,9 @@ fn main() {
         }
         let m = |k: &str| median(fig[k].clone());
         let sim = m("sim_wall");
+        let (rss, pkt) = (m("rss_kib") / 1024.0, m("peak_packets") * 64.0 / (1u64 << 20) as f64);
         println!(
-            "{:<34} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1}",
+            "{:<34} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1} {:>8.1}",
             f.file_stem().unwrap().to_string_lossy(),
             m("wall"),
             m("events") / sim / 1e6,
@@ -122,8 +123,9 @@ fn main() {
             100.0 * m("dropped") / m("created").max(1.0),
             100.0 * m("write_wall") / m("wall"),
             runs,
-            m("rss_kib") / 1024.0,
-            m("peak_packets") * 64.0 / (1u64 << 20) as f64
+            rss,
+            pkt,
+            rss - pkt
         );
     }
 }
