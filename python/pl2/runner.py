@@ -83,8 +83,8 @@ def run(
     """Runs one simulation and returns its result.
 
     `scenario` is a Scenario or a scenario file path; `seed` overrides its seed.
-    With `out`, the core streams every table into `<table>.parquet` while it runs
-    (memory stays bounded on long runs) and writes `summary.json` and `scenario.toml`,
+    With `out`, the core keeps every table on disk as it runs (memory stays bounded
+    on long runs), writes `<table>.parquet`, `summary.json` and `scenario.toml`,
     in a temporary directory beside `out` that replaces `out` only when the run ends
     (an interrupted or failed run leaves nothing); the result is then loaded from
     there. The command line's `pl2 run` does exactly this, so both give byte-identical

@@ -96,8 +96,9 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAn
     Ok((serde_json::to_string_pretty(&out.summary).expect("json"), tables.unbind()))
 }
 
-/// Runs a scenario streaming its tables into `out_dir` (one Parquet file per table,
-/// bounded memory) with `summary.json` and `scenario.toml`; returns the summary JSON.
+/// Runs a scenario keeping its tables on disk (bounded memory), then writes one Parquet
+/// file per table, `summary.json` and `scenario.toml` into `out_dir`; returns the
+/// summary JSON.
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir, out_dir, progress=None))]
 fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
