@@ -99,6 +99,6 @@ pub fn run_scenario(
     col.flush(sim.graph(), sink, true)?;
     sink_wall += t.elapsed();
     let wall = wall0.elapsed() - sink_wall;
-    let summary = summarise(&sim, &col, w, stop, &sc.canonical(), &sc.identity(base_dir), sc.seed);
+    let summary = summarise(&sim, &mut col, w, stop, &sc.canonical(), &sc.identity(base_dir), sc.seed);
     Ok(RunOutput { summary, stop, wall, sink_wall })
 }
