@@ -5,7 +5,7 @@
 //! Arrow IPC stream bytes, for handing tables across processes.
 
 use crate::page_store::CompactPageStores;
-use crate::spill::Spill;
+use crate::spill::Spiller;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
 use arrow_array::RecordBatch;
@@ -71,22 +71,22 @@ impl MemorySink {
 }
 
 /// Writes each table to `<dir>/<table>.parquet`. During the run a table's batches go to a
-/// [`Spill`] on disk; [`ParquetSink::finish`] writes the Parquet files from them, one table
-/// at a time, so no Parquet writer is open while the simulation runs.
+/// [`Spill`](crate::spill::Spill) on disk; [`ParquetSink::finish`] writes the Parquet files
+/// from them, one table at a time, so no Parquet writer is open while the simulation runs.
 pub struct ParquetSink {
     dir: PathBuf,
-    spills: BTreeMap<&'static str, Spill>,
+    spiller: Spiller,
 }
 
 impl ParquetSink {
     pub fn new(dir: &Path) -> std::io::Result<ParquetSink> {
         std::fs::create_dir_all(dir)?;
-        Ok(ParquetSink { dir: dir.to_path_buf(), spills: BTreeMap::new() })
+        Ok(ParquetSink { dir: dir.to_path_buf(), spiller: Spiller::new(dir)? })
     }
 
     /// Writes every table's Parquet file, then `summary.json` and `scenario.toml`.
     pub fn finish(self, out: &RunOutput) -> std::io::Result<()> {
-        for (name, spill) in self.spills {
+        for (name, spill) in self.spiller.finish()? {
             write_parquet(&self.dir.join(format!("{name}.parquet")), spill.into_batches()?)?;
         }
         write_summary(&self.dir, out)
@@ -95,10 +95,7 @@ impl ParquetSink {
 
 impl TableSink for ParquetSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
-        if !self.spills.contains_key(name) {
-            self.spills.insert(name, Spill::new(&self.dir, &batch)?);
-        }
-        self.spills.get_mut(name).expect("inserted").push(&batch)
+        self.spiller.push(name, batch)
     }
 }
 
@@ -184,43 +181,55 @@ mod tests {
         RecordBatch::try_from_iter(cols).unwrap()
     }
 
-    /// A wide table of incompressible values (32 MB, sixteen times the row-group bound)
-    /// next to a narrow, slowly growing one, through the sink: row groups close on their
-    /// encoded size, far below `ROW_GROUP_ROWS`, so what the writer holds stays near the
-    /// bound however much is written; no row is lost and no other file is left.
+    /// A wide table of incompressible values (32 MB, sixteen times the row-group bound):
+    /// row groups close on their encoded size, far below `ROW_GROUP_ROWS`, so what the
+    /// writer holds stays near the bound however much is written, and no row is lost.
     #[test]
     fn row_groups_close_on_their_size_and_memory_stays_bounded() {
         let dir = std::env::temp_dir().join(format!("pl2-rowgroups-{}", std::process::id()));
-        let mut sink = ParquetSink::new(&dir).unwrap();
-        let (batches, wide_rows, narrow_rows) = (50u64, 4000u64, 100u64);
-        for b in 0..batches {
-            sink.write("wide", batch(20, wide_rows, b * wide_rows)).unwrap();
-            sink.write("narrow", batch(2, narrow_rows, b * narrow_rows)).unwrap();
-        }
-        let spill = sink.spills.remove("wide").unwrap();
-        let written = write_parquet(&dir.join("wide.parquet"), spill.into_batches().unwrap()).unwrap();
-        assert_eq!(written.rows, batches * wide_rows);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("wide.parquet");
+        let (batches, rows) = (50u64, 4000u64);
+        let written = write_parquet(&path, (0..batches).map(|b| Ok(batch(20, rows, b * rows)))).unwrap();
+        assert_eq!(written.rows, batches * rows);
         // The open group, plus each column's encoder: a page being filled, its dictionary
         // and the dictionary's indices, each at most about PAGE_BYTES.
         let bound = ROW_GROUP_BYTES + 20 * 3 * PAGE_BYTES;
         assert!(written.most_memory <= bound, "the writer held {} bytes, bound {bound}", written.most_memory);
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let groups: Vec<(i64, i64)> = reader.metadata().row_groups().iter().map(|g| (g.num_rows(), g.compressed_size())).collect();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(groups.iter().map(|g| g.0).sum::<i64>(), (batches * rows) as i64);
+        assert!(groups.len() >= 12, "groups {groups:?}: the size bound never closed them");
+        for &(rows, bytes) in &groups {
+            assert!((rows as usize) < ROW_GROUP_ROWS && bytes as usize <= ROW_GROUP_BYTES + PAGE_BYTES, "row groups {groups:?}");
+        }
+    }
+
+    /// Through the sink: each table's file has all its rows, in order, and nothing else is
+    /// left in the directory.
+    #[test]
+    fn the_sink_writes_every_table_whole_and_leaves_no_other_file() {
+        let dir = std::env::temp_dir().join(format!("pl2-sink-{}", std::process::id()));
+        let mut sink = ParquetSink::new(&dir).unwrap();
+        for b in 0..20 {
+            sink.write("wide", batch(5, 1000, b * 1000)).unwrap();
+            sink.write("narrow", batch(2, 10, b * 10)).unwrap();
+        }
         let out = RunOutput { summary: serde_json::json!({}), stop: pl2_sim::sim::StopReason::EndTime, wall: Default::default(), sink_wall: Default::default() };
         sink.finish(&out).unwrap();
-        let groups = |name: &str| -> Vec<(i64, i64)> {
+        let read = |name: &str, cols: u64, rows: u64| {
             let f = File::open(dir.join(format!("{name}.parquet"))).unwrap();
-            let reader = SerializedFileReader::new(f).unwrap();
-            reader.metadata().row_groups().iter().map(|g| (g.num_rows(), g.compressed_size())).collect()
+            let r = parquet::arrow::arrow_reader::ParquetRecordBatchReader::try_new(f, 1 << 20).unwrap();
+            let got: Vec<RecordBatch> = r.collect::<Result<_, _>>().unwrap();
+            let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+            assert_eq!(got, batch(cols, rows, 0), "{name}");
         };
-        let (wide, narrow) = (groups("wide"), groups("narrow"));
+        read("wide", 5, 20_000);
+        read("narrow", 2, 200);
         let mut files: Vec<String> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         files.sort();
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(files, ["narrow.parquet", "summary.json", "wide.parquet"]);
-        assert_eq!(wide.iter().map(|g| g.0).sum::<i64>(), (batches * wide_rows) as i64);
-        assert_eq!(narrow.iter().map(|g| g.0).sum::<i64>(), (batches * narrow_rows) as i64);
-        assert!(wide.len() >= 12, "groups {wide:?}: the size bound never closed them");
-        for &(rows, bytes) in &wide {
-            assert!((rows as usize) < ROW_GROUP_ROWS && bytes as usize <= ROW_GROUP_BYTES + PAGE_BYTES, "row groups {wide:?}");
-        }
     }
 }

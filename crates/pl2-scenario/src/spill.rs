@@ -10,6 +10,9 @@
 //! written when the run ends ([`crate::output::ParquetSink::finish`]), one table at a time,
 //! after the simulation's own memory is freed.
 //!
+//! A [`Spiller`] does the appending on a thread of its own, so that encoding and
+//! compressing a slice's records overlaps simulating the next one.
+//!
 //! The file has no name (`O_TMPFILE` on Linux, see the `tempfile` crate), so a run that
 //! is killed leaves nothing behind, and it lives beside the results rather than in a
 //! `/tmp` that may be memory-backed.
@@ -18,9 +21,12 @@ use arrow_array::RecordBatch;
 use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_ipc::CompressionType;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, SyncSender};
+use std::thread::JoinHandle;
 
 /// Bytes buffered before a write to the spill file.
 const SPILL_BUFFER_BYTES: usize = 64 << 10;
@@ -76,6 +82,57 @@ impl Spill {
     }
 }
 
+/// Batches handed to a [`Spiller`] and not yet appended: one flush of the collector's
+/// tables (at most eight), after which the caller waits for the thread.
+const QUEUED_BATCHES: usize = 8;
+
+/// Spills of every table, appended on a thread of their own.
+pub struct Spiller {
+    tx: Option<SyncSender<(&'static str, RecordBatch)>>,
+    thread: Option<JoinHandle<std::io::Result<BTreeMap<&'static str, Spill>>>>,
+}
+
+impl Spiller {
+    /// Starts the thread; its spill files go in `dir`.
+    pub fn new(dir: &Path) -> std::io::Result<Spiller> {
+        let (tx, rx) = sync_channel::<(&'static str, RecordBatch)>(QUEUED_BATCHES);
+        let dir = dir.to_path_buf();
+        let thread = std::thread::Builder::new().name("pl2-spill".into()).spawn(move || {
+            let mut spills = BTreeMap::new();
+            for (name, batch) in rx {
+                if !spills.contains_key(name) {
+                    spills.insert(name, Spill::new(&dir, &batch)?);
+                }
+                spills.get_mut(name).expect("inserted").push(&batch)?;
+            }
+            Ok(spills)
+        })?;
+        Ok(Spiller { tx: Some(tx), thread: Some(thread) })
+    }
+
+    /// Hands a batch of table `name` to the thread. An error the thread met (a full disk,
+    /// say) comes back here or from [`Spiller::finish`].
+    pub fn push(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
+        let Some(tx) = &self.tx else { return Err(std::io::Error::other("the spill thread stopped after an error")) };
+        if tx.send((name, batch)).is_err() {
+            // The thread ended early, which it does only on an error: report that error.
+            return Err(self.join().err().unwrap_or_else(|| std::io::Error::other("the spill thread stopped")));
+        }
+        Ok(())
+    }
+
+    /// Waits for everything handed over to be appended; every table's spill.
+    pub fn finish(mut self) -> std::io::Result<BTreeMap<&'static str, Spill>> {
+        self.join()
+    }
+
+    fn join(&mut self) -> std::io::Result<BTreeMap<&'static str, Spill>> {
+        self.tx = None;
+        let thread = self.thread.take().ok_or_else(|| std::io::Error::other("the spill thread stopped after an error"))?;
+        thread.join().map_err(|_| std::io::Error::other("the spill thread panicked"))?
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +166,28 @@ mod tests {
         assert_eq!(back, sent);
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Through the thread: every table's batches come back in order; an error the thread
+    /// meets (here, its directory gone) is reported to the caller, not lost.
+    #[test]
+    fn the_thread_keeps_order_and_reports_errors() {
+        let dir = std::env::temp_dir().join(format!("pl2-spiller-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut s = Spiller::new(&dir).unwrap();
+        for i in 0..30 {
+            s.push(if i % 3 == 0 { "a" } else { "b" }, batch(i * 100, 100)).unwrap();
+        }
+        let mut spills = s.finish().unwrap();
+        let a: Vec<RecordBatch> = spills.remove("a").unwrap().into_batches().unwrap().collect::<Result<_, _>>().unwrap();
+        let b: Vec<RecordBatch> = spills.remove("b").unwrap().into_batches().unwrap().collect::<Result<_, _>>().unwrap();
+        assert_eq!(a, (0..30).filter(|i| i % 3 == 0).map(|i| batch(i * 100, 100)).collect::<Vec<_>>());
+        assert_eq!(b, (0..30).filter(|i| i % 3 != 0).map(|i| batch(i * 100, 100)).collect::<Vec<_>>());
+
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut s = Spiller::new(&dir).unwrap();
+        let pushed = (0..3).map(|i| s.push("a", batch(i, 1))).collect::<Result<Vec<()>, _>>();
+        let err = pushed.and_then(|_| s.finish().map(|_| ())).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
     }
 }
