@@ -6,7 +6,8 @@
 //! the footer. Held through a run, for every column of every table, that came to more than
 //! a third of benchmark 2's peak memory, and it grew with the run as more columns filled
 //! pages and the footer grew. An IPC stream writer keeps nothing between batches, so a run
-//! holds one slice's records and a buffered file handle per table; the Parquet files are
+//! holds a slice's records, at most one flush of batches waiting to be appended, and a
+//! buffered file handle per table; the Parquet files are
 //! written when the run ends ([`crate::output::ParquetSink::finish`]), one table at a time,
 //! after the simulation's own memory is freed.
 //!
