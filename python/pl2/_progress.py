@@ -41,7 +41,7 @@ class SimBar:
 
     def __init__(self) -> None:
         self._progress = Progress(
-            TextColumn("[bold]simulating"),
+            TextColumn("[bold]{task.description}"),
             BarColumn(),
             TextColumn("{task.fields[sim]}"),
             TextColumn("{task.fields[rate]}"),
@@ -53,7 +53,7 @@ class SimBar:
 
     def __enter__(self) -> SimBar:
         self._progress.start()
-        self._task = self._progress.add_task("run", total=None, sim="", rate="")
+        self._task = self._progress.add_task("simulating", total=None, sim="", rate="")
         return self
 
     def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
@@ -70,6 +70,12 @@ class SimBar:
             rate=rate,
         )
         return True
+
+
+    def writing(self) -> None:
+        """The simulation is over; the Parquet files are being written."""
+        assert self._task is not None
+        self._progress.update(self._task, description="writing tables")
 
 
 class SweepBar:

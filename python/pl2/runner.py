@@ -42,6 +42,16 @@ class _Guard:
             self.error = e
         return False
 
+    def writing(self) -> None:
+        """The simulation is over and the tables are being written: tells the user's
+        progress object, if it has a `writing()` method."""
+        announce = getattr(self._inner, "writing", None)
+        if callable(announce) and self.error is None:
+            try:
+                announce()
+            except BaseException as e:
+                self.error = e
+
     def reraise(self) -> None:
         """Raises what the callback caught: KeyboardInterrupt first."""
         if self.interrupted:
@@ -92,7 +102,8 @@ def run(
     `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
     regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
     called instead (return False to stop the run early; the result then covers the
-    simulated time so far). Ctrl-C stops the run and raises KeyboardInterrupt.
+    simulated time so far); with `out`, a callable's `writing()` method, if it has one,
+    is called when the simulation is over and the Parquet files are being written. Ctrl-C stops the run and raises KeyboardInterrupt.
     Raises ScenarioError if the scenario is invalid."""
     sc = as_scenario(scenario)
     if seed is not None:
@@ -123,7 +134,7 @@ def _run_to_dir(sc: Scenario, out: Path, bar: ContextManager[ProgressFn | None])
         with bar as inner:
             guard = _Guard(inner)
             with sigint_sets_flag(guard):
-                _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(tmp), guard)
+                _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(tmp), guard, guard.writing)
         guard.reraise()
         if out.exists():
             shutil.rmtree(out)

@@ -127,11 +127,14 @@ def run(toml_text: str, base_dir: str, progress: Callable[[int, int, int, float]
     return json.dumps(summary), {"messages": messages, "drops": drops, "ports": ports, "goodput": goodput}
 
 
-def run_to_dir(toml_text: str, base_dir: str, out_dir: str, progress: Callable[[int, int, int, float], bool] | None) -> str:
-    """Like the real core's streaming run: the tables as Parquet files in `out_dir`,
+def run_to_dir(toml_text: str, base_dir: str, out_dir: str, progress: Callable[[int, int, int, float], bool] | None,
+               writing: Callable[[], object] | None = None) -> str:
+    """Like the real core's run to a directory: the tables as Parquet files in `out_dir`,
     plus summary.json and scenario.toml; returns the summary JSON."""
     from pl2.results import RunResult
 
     summary_json, tables = run(toml_text, base_dir, progress)
+    if writing is not None:
+        writing()
     RunResult.from_native(summary_json, tables).write(out_dir)
     return summary_json

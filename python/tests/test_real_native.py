@@ -65,6 +65,27 @@ def test_progress_and_early_stop(scenario: Path) -> None:
     assert r.summary["sim_time_ps"] < end_ps
 
 
+def test_a_progress_object_hears_when_the_tables_are_written(scenario: Path, tmp_path: Path) -> None:
+    # Parquet files are written after the simulation ends; a progress object with a
+    # `writing()` method (the progress bar's says "writing tables") is told then: once,
+    # after the last progress call, before any Parquet file exists.
+    seen: list[object] = []
+
+    class Watcher:
+        def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
+            seen.append(sim_ps)
+            return True
+
+        def writing(self) -> None:
+            seen.append(sorted(p.name for p in tmp_path.glob(".o.partial-*/*")))
+
+    pl2.run(Scenario.from_file(scenario).with_overrides({"run.duration": "20ms"}), progress=Watcher(), out=tmp_path / "o")
+    listings = [x for x in seen if isinstance(x, list)]
+    assert len(listings) == 1 and seen[-1] is listings[0] and len(seen) >= 2, seen
+    assert not any(name.endswith(".parquet") for name in listings[0]), listings[0]
+    assert (tmp_path / "o" / "messages.parquet").exists()
+
+
 def test_ctrl_c_exits_130_promptly(scenario: Path, tmp_path: Path) -> None:
     long = tmp_path / "long.toml"
     long.write_text(scenario.read_text().replace('duration = "300us"', 'duration = "1s"'))

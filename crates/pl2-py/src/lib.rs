@@ -99,14 +99,21 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAn
 /// Runs a scenario keeping its tables on disk (bounded memory), then writes one Parquet
 /// file per table, `summary.json` and `scenario.toml` into `out_dir`; returns the
 /// summary JSON.
+/// `writing()` is called, if given, when the simulation is over and the Parquet files are
+/// about to be written.
 #[pyfunction]
-#[pyo3(signature = (toml_text, base_dir, out_dir, progress=None))]
-fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (toml_text, base_dir, out_dir, progress=None, writing=None))]
+fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>, writing: Option<Py<PyAny>>) -> PyResult<String> {
     let sc = parse(toml_text, base_dir)?;
     let mut err = None;
     let out = py.detach(|| {
         let mut sink = ParquetSink::new(Path::new(out_dir))?;
         let out = run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, &mut err, p))?;
+        if let Some(cb) = &writing {
+            if let Err(e) = Python::attach(|py| cb.call0(py)) {
+                err.get_or_insert(e);
+            }
+        }
         sink.finish(&out)?;
         Ok::<_, RunError>(out)
     });
