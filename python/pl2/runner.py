@@ -126,7 +126,7 @@ def run(
 
 
 def _run_to_dir(sc: Scenario, out: Path, bar: ContextManager[ProgressFn | None]) -> RunResult:
-    """Streams the run into a temporary directory and renames it to `out` once done."""
+    """Runs into a temporary directory and renames it to `out` once done."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)

@@ -82,7 +82,7 @@ impl DropCols {
     }
 }
 
-/// Where finished tables go: kept in memory, or streamed to Parquet files.
+/// Where finished tables go: kept in memory, or written to Parquet files.
 pub trait TableSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()>;
 }
@@ -329,8 +329,8 @@ pub const BREAKDOWN_COLUMNS: [&str; 7] = [
 pub const DEFAULT_TRANSPORT: &str = "default";
 
 fn messages_batch(m: &MsgCols, w: Window, transport_names: &[String]) -> RecordBatch {
-    // Rows in completion order (unfinished messages last): the same in memory and when
-    // streamed to files.
+    // Rows in completion order (unfinished messages last): the same in memory and in
+    // files.
     let order: Vec<usize> = (0..m.id.len()).collect();
     let (mut fin, mut lat, mut sd) = (UInt64Builder::new(), UInt64Builder::new(), Float64Builder::new());
     let (mut thread, mut prio, mut inw) = (UInt16Builder::new(), UInt8Builder::new(), BooleanBuilder::new());
