@@ -14,6 +14,7 @@ pub mod scenario;
 pub mod spill;
 pub mod summary;
 pub mod tables;
+pub mod window_stats;
 pub mod workload_spec;
 
 pub use error::ScenarioError;

@@ -81,7 +81,7 @@ pub fn run_scenario(
         if let Some(b) = budget.as_mut() {
             *b = b.saturating_sub(sim.counters().events - before);
         }
-        col.ingest(sim.drain_records());
+        col.ingest(sim.drain_records())?;
         let t = std::time::Instant::now();
         col.flush(sim.graph(), sink, false)?;
         sink_wall += t.elapsed();
@@ -94,11 +94,11 @@ pub fn run_scenario(
         }
     };
     sim.finish();
-    col.ingest(sim.drain_records());
+    col.ingest(sim.drain_records())?;
     let t = std::time::Instant::now();
     col.flush(sim.graph(), sink, true)?;
     sink_wall += t.elapsed();
     let wall = wall0.elapsed() - sink_wall;
-    let summary = summarise(&sim, &mut col, w, stop, &sc.canonical(), &sc.identity(base_dir), sc.seed);
+    let summary = summarise(&sim, &mut col, w, stop, &sc.canonical(), &sc.identity(base_dir), sc.seed)?;
     Ok(RunOutput { summary, stop, wall, sink_wall })
 }

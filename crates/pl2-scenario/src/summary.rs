@@ -2,59 +2,28 @@
 //! counters, plus provenance. No wall-clock figures, so the same seed gives the same
 //! bytes.
 
-use crate::tables::{node_name, port_ends, Collector, Window, WindowMessage};
+use crate::tables::{node_name, port_ends, Collector, Window};
+use crate::window_stats::Stats;
 use pl2_sim::metrics::DropReason;
 use pl2_sim::sim::{Simulation, StopReason};
 use pl2_sim::sim::TransportConfig;
 use serde_json::{json, Map, Value};
 
-/// Nearest-rank percentile of `n` finished values, the `i`-th smallest being `at(i)`,
-/// where `unfinished` more samples are +∞: `None` when the rank falls on an unfinished one.
-fn percentile(n: usize, unfinished: usize, at: &impl Fn(usize) -> f64, q: f64) -> Option<f64> {
-    let total = n + unfinished;
-    if total == 0 {
-        return None;
-    }
-    let rank = ((q * total as f64).ceil() as usize).clamp(1, total);
-    (rank <= n).then(|| at(rank - 1))
-}
-
-/// p50, p99 and p99.9 (the last only with at least 10⁴ samples), mean and max of `n`
-/// finished values in ascending order (`at(i)` the `i`-th smallest) and `unfinished`
-/// more. Reading them through `at` lets the messages' statistics sort their 16-byte
-/// entries in place rather than copy every latency and slowdown out.
-fn stats_sorted(n: usize, unfinished: usize, at: impl Fn(usize) -> f64) -> Value {
-    let mean = (n > 0).then(|| (0..n).map(&at).sum::<f64>() / n as f64);
+fn stats_json(s: &Stats) -> Value {
     json!({
-        "p50": percentile(n, unfinished, &at, 0.5),
-        "p99": percentile(n, unfinished, &at, 0.99),
-        "p999": if n + unfinished >= 10_000 { percentile(n, unfinished, &at, 0.999) } else { None },
-        "mean_finished": mean,
-        "max_finished": n.checked_sub(1).map(&at),
+        "p50": s.p50,
+        "p99": s.p99,
+        "p999": s.p999,
+        "mean_finished": s.mean_finished,
+        "max_finished": s.max_finished,
     })
 }
 
+/// p50, p99 and p99.9 (the last only with at least 10⁴ samples), mean and max.
 fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
     v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    stats_sorted(v.len(), unfinished, |i| v[i])
-}
-
-/// Latency and slowdown statistics of the window's messages, sorting them in place.
-fn message_stats(msgs: &mut [WindowMessage]) -> Value {
-    // Unfinished messages carry the largest latency, so they sort last.
-    msgs.sort_unstable_by_key(|m| m.latency_ps);
-    let n = msgs.partition_point(|m| m.latency().is_some());
-    let unfinished = msgs.len() - n;
-    let latency = stats_sorted(n, unfinished, |i| msgs[i].latency_ps as f64);
-    let slowdown_of = |m: &WindowMessage| m.slowdown().expect("finished");
-    msgs[..n].sort_unstable_by(|a, b| slowdown_of(a).partial_cmp(&slowdown_of(b)).expect("no NaN"));
-    json!({
-        "count": msgs.len(),
-        "finished": n,
-        "unfinished": unfinished,
-        "latency_ps": latency,
-        "slowdown": stats_sorted(n, unfinished, |i| slowdown_of(&msgs[i])),
-    })
+    let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    stats_json(&Stats::from_sorted(v.len(), unfinished, mean, |i| v[i]))
 }
 
 /// RPCs started in the window: count, two-way latency; transactions per second from the
@@ -95,9 +64,16 @@ fn iteration_summary(col: &Collector) -> Value {
     })
 }
 
-/// The summary of a run. Sorts the collector's window messages (`message_stats`).
-pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> Value {
-    let messages = message_stats(&mut col.window_messages);
+/// The summary of a run. Fails only if the window's spilled latencies cannot be read back.
+pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> std::io::Result<Value> {
+    let m = col.window_messages.statistics()?;
+    let messages = json!({
+        "count": m.count,
+        "finished": m.finished,
+        "unfinished": m.unfinished,
+        "latency_ps": stats_json(&m.latency_ps),
+        "slowdown": stats_json(&m.slowdown),
+    });
     let c = sim.counters();
     let graph = sim.graph();
     let tps = sim.transport_configs();
@@ -120,7 +96,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
             maxq.insert(format!("{}->{}", node_name(graph, a), node_name(graph, b)), json!(q));
         }
     }
-    json!({
+    Ok(json!({
         "scenario": canonical,
         "scenario_hash": hash,
         "seed": seed,
@@ -167,12 +143,22 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         } else {
             Value::Null
         },
-    })
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::window_stats::{WindowMessage, WindowSamples};
+
+    fn summary_of(msgs: &[WindowMessage]) -> Value {
+        let mut w = WindowSamples::default();
+        for &m in msgs {
+            w.push(m).unwrap();
+        }
+        let m = w.statistics().unwrap();
+        json!({"count": m.count, "finished": m.finished, "unfinished": m.unfinished, "latency_ps": stats_json(&m.latency_ps), "slowdown": stats_json(&m.slowdown)})
+    }
 
     fn m(latency_ps: u64, ideal_ps: u64) -> WindowMessage {
         WindowMessage { latency_ps, ideal_ps }
@@ -184,8 +170,7 @@ mod tests {
     /// p99 the 5th (the unfinished one, so null).
     #[test]
     fn message_statistics_rank_latency_and_slowdown_separately() {
-        let mut msgs = vec![m(80, 40), m(10, 2), m(WindowMessage::UNFINISHED, 5), m(40, 40), m(20, 2)];
-        let s = message_stats(&mut msgs);
+        let s = summary_of(&[m(80, 40), m(10, 2), m(WindowMessage::UNFINISHED, 5), m(40, 40), m(20, 2)]);
         assert_eq!(s["count"], 5);
         assert_eq!(s["finished"], 4);
         assert_eq!(s["unfinished"], 1);
@@ -203,9 +188,9 @@ mod tests {
     /// With nothing finished every statistic is null; with nothing at all, too.
     #[test]
     fn message_statistics_without_finished_messages() {
-        let s = message_stats(&mut [m(WindowMessage::UNFINISHED, 3)]);
+        let s = summary_of(&[m(WindowMessage::UNFINISHED, 3)]);
         assert_eq!((s["finished"].clone(), s["latency_ps"]["p50"].clone(), s["slowdown"]["max_finished"].clone()), (0.into(), Value::Null, Value::Null));
-        let s = message_stats(&mut []);
+        let s = summary_of(&[]);
         assert_eq!((s["count"].clone(), s["latency_ps"]["mean_finished"].clone()), (0.into(), Value::Null));
     }
 }

@@ -12,6 +12,7 @@ use pl2_sim::metrics::Records;
 use pl2_sim::net::topology::Graph;
 use pl2_sim::units::SimTime;
 use std::sync::Arc;
+use crate::window_stats::{WindowMessage, WindowSamples};
 
 /// Which messages count in statistics: those arriving in [from, until).
 #[derive(Copy, Clone, Debug)]
@@ -111,32 +112,11 @@ pub struct Collector {
     pub window_rpc_completions: u64,
     /// Time (None if unfinished) of every iteration started in the window.
     pub window_iterations: Vec<Option<u64>>,
-    /// Latency and ideal completion time of every message in the window: 16 bytes a
-    /// message, the one part of the collector that grows with the run.
-    pub window_messages: Vec<WindowMessage>,
+    /// Latency and ideal completion time of every message in the window, for the
+    /// summary's exact statistics (in bounded memory).
+    pub window_messages: WindowSamples,
     /// Payload bytes delivered per host in windows starting inside the measurement window.
     pub window_goodput: Vec<u64>,
-}
-
-/// A message that arrived in the measurement window, as the summary's statistics need it.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct WindowMessage {
-    /// One-way latency, or [`WindowMessage::UNFINISHED`].
-    pub latency_ps: u64,
-    pub ideal_ps: u64,
-}
-
-impl WindowMessage {
-    pub const UNFINISHED: u64 = u64::MAX;
-
-    pub fn latency(&self) -> Option<u64> {
-        (self.latency_ps != Self::UNFINISHED).then_some(self.latency_ps)
-    }
-
-    /// Latency over the ideal completion time (`None` if unfinished).
-    pub fn slowdown(&self) -> Option<f64> {
-        self.latency().map(|l| slowdown(l, self.ideal_ps))
-    }
 }
 
 /// Rows buffered before the collector hands a batch to its sink, so the buffered columns
@@ -162,7 +142,7 @@ impl Collector {
             window_rpcs: Vec::new(),
             window_rpc_completions: 0,
             window_iterations: Vec::new(),
-            window_messages: Vec::new(),
+            window_messages: WindowSamples::default(),
             window_goodput: vec![0; hosts as usize],
         }
     }
@@ -183,7 +163,9 @@ impl Collector {
         self
     }
 
-    pub fn ingest(&mut self, r: Records) {
+    /// Takes a slice's records. Fails only if the window's latencies cannot be spilled to
+    /// a temporary file.
+    pub fn ingest(&mut self, r: Records) -> std::io::Result<()> {
         let w = self.window;
         let inside = |t: SimTime| t >= w.from && t < w.until;
         for x in &r.rpcs {
@@ -205,7 +187,7 @@ impl Collector {
         for x in r.messages {
             if x.start >= w.from && x.start < w.until {
                 let latency_ps = x.finish.map_or(WindowMessage::UNFINISHED, |f| f.0 - x.start.0);
-                self.window_messages.push(WindowMessage { latency_ps, ideal_ps: x.ideal.0 });
+                self.window_messages.push(WindowMessage { latency_ps, ideal_ps: x.ideal.0 })?;
             }
             m.id.push(x.id);
             m.src.push(x.src);
@@ -241,6 +223,7 @@ impl Collector {
         }
         self.trace.extend(r.trace);
         self.probes.extend(r.probes);
+        Ok(())
     }
 
     fn rows(&self) -> usize {
@@ -290,7 +273,7 @@ impl Collector {
     }
 }
 
-fn slowdown(latency: u64, ideal: u64) -> f64 {
+pub(crate) fn slowdown(latency: u64, ideal: u64) -> f64 {
     if ideal == 0 {
         1.0
     } else {
