@@ -42,15 +42,19 @@ class _Guard:
             self.error = e
         return False
 
-    def writing(self) -> None:
-        """The simulation is over and the tables are being written: tells the user's
-        progress object, if it has a `writing()` method."""
+    def writing(self) -> bool:
+        """The simulation is over: whether to write the tables (not if the run was
+        interrupted or the callback failed, since the result is then discarded). Tells the
+        user's progress object, if it has a `writing()` method, when they are written."""
         announce = getattr(self._inner, "writing", None)
-        if callable(announce) and self.error is None:
+        if callable(announce) and not self.interrupted and self.error is None:
             try:
                 announce()
+            except KeyboardInterrupt:
+                self.interrupted = True
             except BaseException as e:
                 self.error = e
+        return not self.interrupted and self.error is None
 
     def reraise(self) -> None:
         """Raises what the callback caught: KeyboardInterrupt first."""

@@ -128,13 +128,13 @@ def run(toml_text: str, base_dir: str, progress: Callable[[int, int, int, float]
 
 
 def run_to_dir(toml_text: str, base_dir: str, out_dir: str, progress: Callable[[int, int, int, float], bool] | None,
-               writing: Callable[[], object] | None = None) -> str:
+               writing: Callable[[], bool] | None = None) -> str:
     """Like the real core's run to a directory: the tables as Parquet files in `out_dir`,
     plus summary.json and scenario.toml; returns the summary JSON."""
     from pl2.results import RunResult
 
     summary_json, tables = run(toml_text, base_dir, progress)
-    if writing is not None:
-        writing()
+    if writing is not None and writing() is False:
+        return summary_json
     RunResult.from_native(summary_json, tables).write(out_dir)
     return summary_json

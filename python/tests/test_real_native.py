@@ -86,6 +86,19 @@ def test_a_progress_object_hears_when_the_tables_are_written(scenario: Path, tmp
     assert (tmp_path / "o" / "messages.parquet").exists()
 
 
+def test_a_run_whose_result_is_discarded_writes_no_table(scenario: Path, tmp_path: Path) -> None:
+    # After Ctrl-C the result is thrown away: the core is told so and skips the Parquet
+    # files (which can take seconds on long runs) rather than write what is deleted.
+    sc = Scenario.from_file(scenario)
+    names = {}
+    for write in (False, True):
+        out = tmp_path / f"write-{write}"
+        pl2._ffi.call("run_to_dir", sc.text, sc.base_dir, str(out), None, lambda: write)
+        names[write] = {p.name for p in out.iterdir()}
+    assert names[False] == set(), names
+    assert {"messages.parquet", "drops.parquet", "summary.json"} <= names[True], names
+
+
 def test_ctrl_c_exits_130_promptly(scenario: Path, tmp_path: Path) -> None:
     long = tmp_path / "long.toml"
     long.write_text(scenario.read_text().replace('duration = "300us"', 'duration = "1s"'))

@@ -74,3 +74,28 @@ def test_bad_progress_argument(toy: Scenario) -> None:
 def test_invalid_scenario() -> None:
     with pytest.raises(ScenarioError, match="network.link.rate"):
         pl2.run(Scenario.from_toml('[network.link]\nrate = "fast"\n'), progress=False)
+
+
+def test_tables_are_written_only_for_a_result_that_is_kept() -> None:
+    # The core asks before writing Parquet files: yes (telling a progress object with a
+    # `writing()` method) unless Ctrl-C came or the callback failed, when the result is
+    # discarded anyway.
+    from pl2.runner import _Guard
+
+    told: list[int] = []
+
+    class Watcher:
+        def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
+            return True
+
+        def writing(self) -> None:
+            told.append(1)
+
+    g = _Guard(Watcher())
+    assert g.writing() is True and told == [1]
+    g.interrupted = True
+    assert g.writing() is False and told == [1]
+    failed = _Guard(Watcher())
+    failed.error = RuntimeError("callback failed")
+    assert failed.writing() is False and told == [1]
+    assert _Guard(None).writing() is True

@@ -100,7 +100,8 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<Py<PyAn
 /// file per table, `summary.json` and `scenario.toml` into `out_dir`; returns the
 /// summary JSON.
 /// `writing()` is called, if given, when the simulation is over and the Parquet files are
-/// about to be written.
+/// about to be written; if it returns False (the run was interrupted and its result will
+/// be discarded) they are not written, so Ctrl-C does not wait for them.
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir, out_dir, progress=None, writing=None))]
 fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, progress: Option<Py<PyAny>>, writing: Option<Py<PyAny>>) -> PyResult<String> {
@@ -109,12 +110,16 @@ fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, pr
     let out = py.detach(|| {
         let mut sink = ParquetSink::new(Path::new(out_dir))?;
         let out = run_scenario(&sc, Path::new(base_dir), &mut sink, &mut |p| poll(&progress, &mut err, p))?;
-        if let Some(cb) = &writing {
-            if let Err(e) = Python::attach(|py| cb.call0(py)) {
+        let write = match &writing {
+            None => true,
+            Some(cb) => Python::attach(|py| cb.call0(py).and_then(|r| r.extract::<bool>(py))).unwrap_or_else(|e| {
                 err.get_or_insert(e);
-            }
+                false
+            }),
+        };
+        if write {
+            sink.finish(&out)?;
         }
-        sink.finish(&out)?;
         Ok::<_, RunError>(out)
     });
     if let Some(e) = err {
