@@ -40,7 +40,6 @@ const SPILL_ZSTD_LEVEL: i32 = 1;
 /// One table's batches, appended to a temporary file and read back in order.
 pub struct Spill {
     writer: StreamWriter<BufWriter<File>>,
-    rows: u64,
 }
 
 impl Spill {
@@ -53,22 +52,17 @@ impl Spill {
             .map_err(std::io::Error::other)?;
         let writer = StreamWriter::try_new_with_options(BufWriter::with_capacity(SPILL_BUFFER_BYTES, file), &batch.schema(), options)
             .map_err(std::io::Error::other)?;
-        Ok(Spill { writer, rows: 0 })
+        Ok(Spill { writer })
     }
 
     /// Appends a batch (its boundaries are kept).
     pub fn push(&mut self, batch: &RecordBatch) -> std::io::Result<()> {
-        self.rows += batch.num_rows() as u64;
         self.writer.write(batch).map_err(std::io::Error::other)
     }
 
-    /// Rows appended so far.
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
     /// Bytes on disk so far, including what is still buffered.
-    pub fn disk_bytes(&mut self) -> std::io::Result<u64> {
+    #[cfg(test)]
+    fn disk_bytes(&mut self) -> std::io::Result<u64> {
         let w = self.writer.get_mut();
         Ok(w.get_ref().metadata()?.len() + w.buffer().len() as u64)
     }
@@ -158,7 +152,6 @@ mod tests {
         for b in &sent {
             spill.push(b).unwrap();
         }
-        assert_eq!(spill.rows(), sent.iter().map(|b| b.num_rows() as u64).sum::<u64>());
         let on_disk = spill.disk_bytes().unwrap();
         let in_memory: usize = sent.iter().map(|b| b.get_array_memory_size()).sum();
         assert!(on_disk > 0 && (on_disk as usize) < in_memory / 2, "{on_disk} bytes on disk for {in_memory} in memory");

@@ -151,11 +151,6 @@ impl WindowSamples {
         Ok(())
     }
 
-    /// Messages counted so far, finished or not.
-    pub fn count(&self) -> u64 {
-        self.finished() + self.unfinished
-    }
-
     fn finished(&self) -> u64 {
         self.spilled + self.held.len() as u64
     }
