@@ -9,21 +9,11 @@ use pl2_sim::sim::{Simulation, StopReason};
 use pl2_sim::sim::TransportConfig;
 use serde_json::{json, Map, Value};
 
-fn stats_json(s: &Stats) -> Value {
-    json!({
-        "p50": s.p50,
-        "p99": s.p99,
-        "p999": s.p999,
-        "mean_finished": s.mean_finished,
-        "max_finished": s.max_finished,
-    })
-}
-
 /// p50, p99 and p99.9 (the last only with at least 10⁴ samples), mean and max.
 fn stats(mut v: Vec<f64>, unfinished: usize) -> Value {
     v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
     let mean = (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    stats_json(&Stats::from_sorted(v.len(), unfinished, mean, |i| v[i]))
+    serde_json::to_value(Stats::from_sorted(v.len(), unfinished, mean, |i| v[i])).expect("plain numbers")
 }
 
 /// RPCs started in the window: count, two-way latency; transactions per second from the
@@ -66,14 +56,7 @@ fn iteration_summary(col: &Collector) -> Value {
 
 /// The summary of a run. Fails only if the window's spilled latencies cannot be read back.
 pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> std::io::Result<Value> {
-    let m = col.window_messages.statistics()?;
-    let messages = json!({
-        "count": m.count,
-        "finished": m.finished,
-        "unfinished": m.unfinished,
-        "latency_ps": stats_json(&m.latency_ps),
-        "slowdown": stats_json(&m.slowdown),
-    });
+    let messages = serde_json::to_value(col.window_messages.statistics()?).expect("plain numbers");
     let c = sim.counters();
     let graph = sim.graph();
     let tps = sim.transport_configs();
@@ -156,8 +139,7 @@ mod tests {
         for &m in msgs {
             w.push(m).unwrap();
         }
-        let m = w.statistics().unwrap();
-        json!({"count": m.count, "finished": m.finished, "unfinished": m.unfinished, "latency_ps": stats_json(&m.latency_ps), "slowdown": stats_json(&m.slowdown)})
+        serde_json::to_value(w.statistics().unwrap()).unwrap()
     }
 
     fn m(latency_ps: u64, ideal_ps: u64) -> WindowMessage {

@@ -50,7 +50,7 @@ impl WindowMessage {
 /// Percentiles (nearest rank, counting unfinished samples as +∞: `None` when the rank
 /// falls on one), mean and maximum of the finished samples. p99.9 only with at least 10⁴
 /// samples.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Stats {
     pub p50: Option<f64>,
     pub p99: Option<f64>,
@@ -83,8 +83,8 @@ impl Stats {
     }
 }
 
-/// The window's message statistics.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The window's message statistics, as the summary's `messages` entry.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct MessageStats {
     pub count: u64,
     pub finished: u64,
