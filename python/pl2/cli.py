@@ -20,8 +20,9 @@ from rich.table import Table
 
 from pl2 import plots
 from pl2._units import fmt_num, fmt_time_ps, fmt_us
-from pl2.errors import NativeUnavailableError, ScenarioError, StoreError
+from pl2.errors import NativeUnavailableError, OutputPathError, ScenarioError, StoreError
 from pl2.executors import Executor, LocalExecutor, SerialExecutor, WorkersCannotStart
+from pl2.outdir import MANIFEST, check_path_text
 from pl2.results import RunResult
 from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
@@ -32,6 +33,9 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
+
+_FORCE_HELP = ("write into an existing directory beside files pl2 did not write; pl2 still replaces only files it "
+               "wrote, and never writes into /, your home, the working directory or its parents")
 
 #: Rows of each table `pl2 inspect` prints.
 _INSPECT_ROWS = 50
@@ -65,7 +69,7 @@ def _exit_codes(fn: F) -> F:
         except KeyboardInterrupt:
             _error("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
-        except (ScenarioError, FileNotFoundError, KeyError) as e:
+        except (ScenarioError, OutputPathError, FileNotFoundError, KeyError) as e:
             _error(str(e).strip("'\""))
             raise typer.Exit(EXIT_INVALID) from None
         except (NativeUnavailableError, StoreError, WorkersCannotStart) as e:
@@ -136,12 +140,13 @@ def summary_table(result: RunResult) -> Table:
 @_exit_codes
 def run(
     scenario: Annotated[Path, typer.Argument(help="scenario TOML file")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="directory to write the run into")],
+    out: Annotated[str, typer.Option("--out", "-o", help="directory to write the run into: new, empty, or an earlier pl2 run (replaced)")],
     seed: Annotated[Optional[int], typer.Option(help="override the scenario's seed")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar and no summary")] = False,
+    force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
 ) -> None:
     """Run one scenario and write its tables (Parquet), summary.json and scenario.toml."""
-    result = run_scenario(Scenario.from_file(scenario), progress=not quiet, seed=seed, out=out)
+    result = run_scenario(Scenario.from_file(scenario), progress=not quiet, seed=seed, out=out, force=force)
     if not quiet:
         _out().print(summary_table(result))
         typer.echo(f"written to {out}")
@@ -181,15 +186,16 @@ def _executor(workers: int | None, ray: bool, ray_address: str | None, serial_wh
 @_exit_codes
 def sweep(
     spec: Annotated[Path, typer.Argument(help="sweep spec TOML file")],
-    store: Annotated[Path, typer.Option("--store", help="results store directory")],
+    store: Annotated[str, typer.Option("--store", help="results store directory: new, empty, or a pl2 store")],
     workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU); with --ray, CPUs of the local Ray")] = None,
     ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster to join, e.g. auto or ray://head:10001 (implies --ray)")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
 ) -> None:
     """Run every run of a sweep the store lacks; exit 1 if any run failed."""
     sw = Sweep.from_file(spec)
-    df = run_sweep(sw, open_store(store), _executor(workers, ray, ray_address), progress=not quiet)
+    df = run_sweep(sw, open_store(store, force=force), _executor(workers, ray, ray_address), progress=not quiet)
     failed = df.filter(pl.col("status") == "failed")
     typer.echo(f"sweep {sw.name}: {df.height} runs, {df.height - failed.height} done, {failed.height} failed (store {store})")
     for run_id, error in failed.select("run_id", "error").iter_rows():
@@ -203,7 +209,7 @@ def sweep(
 def plot(
     run_dir: Annotated[Path, typer.Argument(help="run directory")],
     kind: Annotated[Kind, typer.Option(help="which figure")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="output path; .png or .svg for one format, else both")],
+    out: Annotated[str, typer.Option("--out", "-o", help="output path; .png or .svg for one format, else both (an existing file is replaced only if pl2 wrote it)")],
     flow: Annotated[Optional[int], typer.Option("--flow", help="flow id (for --kind probes)")] = None,
 ) -> None:
     """Plot a run: latency CDF, slowdown by size, goodput, queues or drops over time, or
@@ -219,11 +225,12 @@ def plot(
         Kind.queue: plots.queue_over_time,
         Kind.drops: plots.drops_over_time,
     }
+    target = check_path_text(out)
     fig = makers[kind](r)
-    if out.suffix in (".png", ".svg"):
-        paths = plots.save(fig, out.with_suffix(""), formats=(out.suffix[1:],))
+    if target.suffix in (".png", ".svg"):
+        paths = plots.save(fig, target.with_suffix(""), formats=(target.suffix[1:],))
     else:
-        paths = plots.save(fig, out)
+        paths = plots.save(fig, target)
     typer.echo("written " + ", ".join(str(p) for p in paths))
 
 
@@ -264,15 +271,17 @@ def inspect(
 @_exit_codes
 def rerun(
     run_dir: Annotated[Path, typer.Argument(help="run directory with scenario.toml")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="directory for the new run")],
+    out: Annotated[str, typer.Option("--out", "-o", help="directory for the new run: new, empty, or an earlier pl2 run (replaced)")],
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bar")] = False,
+    force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
 ) -> None:
     """Re-run a run's scenario.toml; exit 0 if every file is byte-identical, else 1."""
     old = RunResult.load(run_dir)
-    if out.resolve() == run_dir.resolve():
+    new_dir = check_path_text(out)
+    if new_dir.resolve() == run_dir.resolve():
         raise ScenarioError("--out must differ from RUN_DIR: the comparison needs both runs")
-    new = run_scenario(Scenario.from_file(run_dir / "scenario.toml"), progress=not quiet, out=out)
-    written = sorted(p for p in out.iterdir() if p.is_file())
+    new = run_scenario(Scenario.from_file(run_dir / "scenario.toml"), progress=not quiet, out=new_dir, force=force)
+    written = sorted(p for p in new_dir.iterdir() if p.is_file() and p.name != MANIFEST)
     t = Table(title=f"rerun of {run_dir}")
     t.add_column("file")
     t.add_column("result")
@@ -296,11 +305,12 @@ def rerun(
 def reproduce(
     figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures: fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t (space- or comma-separated), or all", show_default=False)],
     quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
-    out: Annotated[Path, typer.Option("--out", "-o", help="output directory: report.md, data, figures and the results store")] = Path("out/reproduce"),
+    out: Annotated[str, typer.Option("--out", "-o", help="output directory: report.md, data, figures and the results store; new, empty, or an earlier reproduction (added to)")] = "out/reproduce",
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
     workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU; 1 runs in this process); with --ray, CPUs of the local Ray")] = None,
     ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster to join, e.g. auto or ray://head:10001 (implies --ray; --out must be on a file system the cluster shares)")] = None,
+    force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
 ) -> None:
     """Reproduce the PL2 paper's figures beside the paper's numbers: writes Parquet data,
     PNG and SVG figures and one report.md (stamped with the code version, wall time and
@@ -320,7 +330,7 @@ def reproduce(
     executor = _executor(workers, ray, ray_address, serial_when_one=True)
     try:
         path = rep.reproduce(names, out=out, quick=quick, seeds=seeds, log=lambda m: typer.echo(m, err=True),
-                             executor=executor, progress=True)
+                             executor=executor, progress=True, force=force)
     except RunsFailed as e:
         _error(str(e))
         raise typer.Exit(EXIT_FAILED) from None

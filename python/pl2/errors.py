@@ -20,3 +20,9 @@ class NativeUnavailableError(Pl2Error, ImportError):
 
 class StoreError(Pl2Error):
     """A results store that is inconsistent or used wrongly."""
+
+
+class OutputPathError(Pl2Error, ValueError):
+    """An output path pl2 will not write to: one that holds files pl2 did not write, is
+    not a directory, cannot be written, or is protected (see `pl2.outdir`). The message
+    names the path and what to do instead."""

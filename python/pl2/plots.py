@@ -14,9 +14,12 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from pl2 import outdir
 from pl2.results import RunResult
 
 PS_PER_US = 1e6
+#: The formats `save` writes by default (each carries pl2's mark in its metadata).
+FORMATS: tuple[str, ...] = ("png", "svg")
 _MAX_SERIES = 8
 
 
@@ -179,16 +182,24 @@ def probes_over_time(result: RunResult | pl.DataFrame, flow: int, names: Sequenc
     return fig
 
 
-def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequence[str] = ("png", "svg")) -> list[Path]:
+def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequence[str] = FORMATS) -> list[Path]:
     """Writes `fig` as `<path>.png` and `<path>.svg` (no timestamps, so the same figure
-    gives the same files); returns the paths."""
-    base = Path(path_without_ext)
-    base.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    for fmt in formats:
-        p = base.with_name(f"{base.name}.{fmt}")
-        metadata = {"Date": None} if fmt == "svg" else {"Software": None} if fmt == "png" else None
+    gives the same files); returns the paths. Both files name pl2 in their metadata;
+    an existing file that does not is never replaced (OutputPathError: pl2 did not
+    write it). Raises OutputPathError for an empty path or one with `..`."""
+    base = outdir.check_path_text(path_without_ext)
+    paths = [base.with_name(f"{base.name}.{fmt}") for fmt in formats]
+    for p in paths:
+        outdir.check_figure_file(p)
+    try:
+        base.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise outdir.os_error(base, e) from None
+    for fmt, p in zip(formats, paths):
+        metadata = {"Date": None, "Creator": outdir.FIGURE_MARK} if fmt == "svg" else {"Software": outdir.FIGURE_MARK} if fmt == "png" else None
         with matplotlib.rc_context({"svg.hashsalt": "pl2"}):
-            fig.savefig(p, format=fmt, dpi=150, metadata=metadata)
-        out.append(p)
-    return out
+            try:
+                fig.savefig(p, format=fmt, dpi=150, metadata=metadata)
+            except OSError as e:
+                raise outdir.os_error(p, e) from None
+    return paths

@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+from pl2 import outdir
 from pl2.errors import Pl2Error
 
 SUMMARY_FILE = "summary.json"
@@ -153,24 +154,32 @@ class RunResult:
             raise ImportError("RunResult.to_pandas needs pandas: `pip install pandas` (or use the polars tables: result.tables)") from None
         return self.arrow[name].to_pandas()
 
-    def write(self, directory: str | os.PathLike[str]) -> list[Path]:
-        """Writes `<table>.parquet` per table, `summary.json` and `scenario.toml` into
-        `directory` (created if needed); returns the paths written. Identical results
-        give byte-identical files."""
-        d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
+    def write(self, directory: str | os.PathLike[str], *, force: bool = False) -> list[Path]:
+        """Writes `<table>.parquet` per table, `summary.json`, `scenario.toml` and the
+        manifest `.pl2-run` into `directory`; returns the paths of the run's files.
+        Identical results give byte-identical files. `directory` must be new, empty or
+        an earlier pl2 run (replaced whole, atomically); anything else raises
+        OutputPathError, unless `force`, which writes beside the files there and still
+        replaces only files pl2 wrote (see `pl2.outdir`)."""
+        target = outdir.prepare(directory, "run", force=force)
+        tmp = outdir.staging_dir(target)
+        try:
+            names = self._write_files(tmp)
+            outdir.commit(target, tmp)
+        finally:
+            if tmp.exists():
+                outdir.remove_owned_tree(tmp)
+        return [target.path / n for n in names]
+
+    def _write_files(self, d: Path) -> list[str]:
+        """Writes the run's files into the existing directory `d`; returns their names."""
+        names: list[str] = []
         for name in sorted(self.arrow):
-            path = d / f"{name}{PARQUET_SUFFIX}"
-            pq.write_table(self.arrow[name], path, **PARQUET_OPTIONS)
-            written.append(path)
-        path = d / SUMMARY_FILE
-        path.write_text(summary_text(self.summary), encoding="utf-8")
-        written.append(path)
-        path = d / SCENARIO_FILE
-        path.write_text(self.scenario, encoding="utf-8")
-        written.append(path)
-        return written
+            pq.write_table(self.arrow[name], d / f"{name}{PARQUET_SUFFIX}", **PARQUET_OPTIONS)
+            names.append(f"{name}{PARQUET_SUFFIX}")
+        (d / SUMMARY_FILE).write_text(summary_text(self.summary), encoding="utf-8")
+        (d / SCENARIO_FILE).write_text(self.scenario, encoding="utf-8")
+        return names + [SUMMARY_FILE, SCENARIO_FILE]
 
 
 def summary_text(summary: Mapping[str, Any]) -> str:

@@ -7,16 +7,14 @@ on entry to the callback could otherwise be lost inside the native code."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from pathlib import Path
 from types import FrameType
 from typing import ContextManager
 
-from pl2 import _ffi
+from pl2 import _ffi, outdir
 from pl2._progress import ProgressArg, ProgressFn, SimBar, wanted
 from pl2.results import RunResult
 from pl2.scenario import Scenario
@@ -93,16 +91,20 @@ def run(
     progress: ProgressArg = True,
     seed: int | None = None,
     out: str | os.PathLike[str] | None = None,
+    force: bool = False,
 ) -> RunResult:
     """Runs one simulation and returns its result.
 
     `scenario` is a Scenario or a scenario file path; `seed` overrides its seed.
     With `out`, the core keeps every table on disk as it runs (memory stays bounded
-    on long runs), writes `<table>.parquet`, `summary.json` and `scenario.toml`,
-    in a temporary directory beside `out` that replaces `out` only when the run ends
-    (an interrupted or failed run leaves nothing); the result is then loaded from
-    there. The command line's `pl2 run` does exactly this, so both give byte-identical
-    files.
+    on long runs), writes `<table>.parquet`, `summary.json`, `scenario.toml` and the
+    manifest `.pl2-run` in a temporary directory beside `out`, put in place only when
+    the run ends (an interrupted or failed run leaves nothing); the result is then
+    loaded from there. `out` must be new, empty, or an earlier pl2 run (replaced);
+    anything else raises OutputPathError before the run starts, unless `force`, which
+    writes beside the files there and still replaces only files pl2 wrote (see
+    `pl2.outdir`). The command line's `pl2 run` does exactly this, so both give
+    byte-identical files.
     `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
     regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
     called instead (return False to stop the run early; the result then covers the
@@ -120,7 +122,7 @@ def run(
     else:
         bar = nullcontext(None)
     if out is not None:
-        return _run_to_dir(sc, Path(out), bar)
+        return _run_to_dir(sc, out, bar, force)
     with bar as inner:
         guard = _Guard(inner)
         with sigint_sets_flag(guard):
@@ -129,20 +131,19 @@ def run(
     return RunResult.from_native(summary_json, tables)
 
 
-def _run_to_dir(sc: Scenario, out: Path, bar: ContextManager[ProgressFn | None]) -> RunResult:
-    """Runs into a temporary directory and renames it to `out` once done."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.partial-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+def _run_to_dir(sc: Scenario, out: str | os.PathLike[str], bar: ContextManager[ProgressFn | None], force: bool) -> RunResult:
+    """Runs into a staging directory beside `out` and puts it in place once done, by
+    the rules of `pl2.outdir` (checked before the run starts)."""
+    target = outdir.prepare(out, "run", force=force)
+    tmp = outdir.staging_dir(target)
     try:
         with bar as inner:
             guard = _Guard(inner)
             with sigint_sets_flag(guard):
                 _ffi.call("run_to_dir", sc.text, sc.base_dir, os.fspath(tmp), guard, guard.writing)
         guard.reraise()
-        if out.exists():
-            shutil.rmtree(out)
-        os.rename(tmp, out)
+        outdir.commit(target, tmp)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return RunResult.load(out)
+        if tmp.exists():
+            outdir.remove_owned_tree(tmp)
+    return RunResult.load(target.path)

@@ -22,6 +22,7 @@ import duckdb
 import polars as pl
 
 from pl2 import _catalogue as cat
+from pl2 import outdir
 from pl2.errors import StoreError
 from pl2.results import RunResult
 
@@ -31,17 +32,31 @@ _RUN_ID = re.compile(r"^[0-9A-Za-z_]+-[0-9A-Za-z_.]+$")
 _LOCK_WAIT_S = 10.0
 
 
-class Store:
-    """A results store rooted at `root` (created if missing). See the module doc."""
+#: What a store holds: pl2 owns these names in its root, and nothing else there.
+STORE_ENTRIES = (CATALOGUE_FILE, f"{CATALOGUE_FILE}.wal", "failed/", "runs/", "tmp/")
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).resolve()
+
+class Store:
+    """A results store rooted at `root`. See the module doc. `root` must be new, empty
+    or a store (its manifest `.pl2-run` says so; a store made before manifests existed,
+    holding only the store's own entries, is recognised and given one); anything else
+    raises OutputPathError, unless `force`: the store is then made beside the files
+    there, and still touches nothing but its own entries (see `pl2.outdir`)."""
+
+    def __init__(self, root: str | os.PathLike[str], *, force: bool = False) -> None:
+        _adopt_legacy(Path(root))
+        target = outdir.prepare(root, "store", force=force, grows=True)
+        for name in STORE_ENTRIES:
+            target.claim(name)
+        try:
+            target.save()
+        except OSError as e:
+            raise outdir.os_error(target.path, e) from None
+        self.root = target.path.resolve()
         self.runs_dir = self.root / "runs"
         self.failed_dir = self.root / "failed"
         self.tmp_dir = self.root / "tmp"
         self.catalogue_path = self.root / CATALOGUE_FILE
-        if self.root.exists() and not self.root.is_dir():
-            raise StoreError(f"store root {self.root} exists and is not a directory; pick another path")
         for d in (self.runs_dir, self.failed_dir, self.tmp_dir):
             d.mkdir(parents=True, exist_ok=True)
         with self._connect() as con:
@@ -109,8 +124,10 @@ class Store:
         final = self.run_dir(run_id)
         if not final.is_dir():
             tmp = self.tmp_dir / f"{os.getpid()}-{uuid.uuid4().hex}"
-            result.write(tmp)
+            tmp.mkdir()
+            names = result._write_files(tmp)
             _write_json(tmp / RUN_FILE, {"run_id": run_id, "params": dict(params), "sweep": sweep})
+            outdir.Manifest("run", {*names, RUN_FILE}).write(tmp)
             try:
                 os.rename(tmp, final)
             except OSError:
@@ -205,9 +222,19 @@ class Store:
         return removed
 
 
-def open_store(root: str | os.PathLike[str]) -> Store:
-    """Opens (creating if needed) the results store at `root`."""
-    return Store(root)
+def open_store(root: str | os.PathLike[str], *, force: bool = False) -> Store:
+    """Opens (creating if needed) the results store at `root`; see `Store`."""
+    return Store(root, force=force)
+
+
+def _adopt_legacy(root: Path) -> None:
+    """Gives a manifest to a store made before manifests existed: a directory holding
+    the catalogue and nothing but the store's own entries."""
+    if root.is_symlink() or not root.is_dir() or (root / outdir.MANIFEST).exists():
+        return
+    names = {p.name + ("/" if p.is_dir() and not p.is_symlink() else "") for p in root.iterdir()}
+    if CATALOGUE_FILE in names and names <= set(STORE_ENTRIES):
+        outdir.Manifest("store", set(STORE_ENTRIES)).write(root)
 
 
 def expand_params(df: pl.DataFrame) -> pl.DataFrame:

@@ -107,7 +107,7 @@ def test_fig10_quick_end_to_end(tmp_path: Path) -> None:
     # a re-run reuses the stored runs
     r2 = runner.invoke(app, ["reproduce", "fig10", "--quick", "--out", str(out)])
     assert r2.exit_code == 0, r2.output
-    assert re.search(r"\(0 runs, \d+ reused\)", (out / "report.md").read_text(encoding="utf-8"))
+    assert re.search(r"\(0 runs, \d+ reused from the store\)", (out / "report.md").read_text(encoding="utf-8"))
 
 
 COMMITTED = Path(__file__).resolve().parents[2] / "results" / "paper"

@@ -45,15 +45,15 @@ def test_write_is_byte_identical(result: RunResult, toy: Scenario, tmp_path: Pat
 
 
 def test_summary_file_format(result: RunResult, tmp_path: Path) -> None:
-    result.write(tmp_path)
-    text = (tmp_path / "summary.json").read_text()
+    result.write(tmp_path / "run")
+    text = (tmp_path / "run" / "summary.json").read_text()
     assert text == json.dumps(result.summary, sort_keys=True, indent=2) + "\n"
-    assert (tmp_path / "scenario.toml").read_text() == result.scenario
+    assert (tmp_path / "run" / "scenario.toml").read_text() == result.scenario
 
 
 def test_load_round_trip(result: RunResult, tmp_path: Path) -> None:
-    result.write(tmp_path)
-    back = RunResult.load(tmp_path)
+    result.write(tmp_path / "run")
+    back = RunResult.load(tmp_path / "run")
     assert back.summary == result.summary
     for name, df in result.tables.items():
         assert back.tables[name].equals(df), name

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +13,7 @@ import pytest
 
 import pl2
 from pl2 import Scenario, StoreError, open_store
+from pl2.errors import OutputPathError
 from pl2.store import Store
 
 
@@ -31,7 +33,7 @@ def test_layout_and_record_done(toy: Scenario, tmp_path: Path) -> None:
     run_id = _done(store, toy, {"network.link.rate": "100Gbps"})
     d = tmp_path / "st" / "runs" / run_id
     assert store.has(run_id) and d.is_dir()
-    assert sorted(p.name for p in d.iterdir()) == ["drops.parquet", "goodput.parquet", "messages.parquet", "ports.parquet", "run.json", "scenario.toml", "summary.json"]
+    assert sorted(p.name for p in d.iterdir()) == [".pl2-run", "drops.parquet", "goodput.parquet", "messages.parquet", "ports.parquet", "run.json", "scenario.toml", "summary.json"]
     assert list((tmp_path / "st" / "tmp").iterdir()) == [], "nothing left in tmp"
     row = _catalogue(store).row(0, named=True)
     assert row["status"] == "done" and row["seed"] == 7 and row["code_hash"] == "fakecode"
@@ -42,7 +44,7 @@ def test_layout_and_record_done(toy: Scenario, tmp_path: Path) -> None:
 
 
 def test_record_done_is_idempotent(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     run_id = _done(store, toy, {"a": 1})
     before = {p.name: p.read_bytes() for p in store.run_dir(run_id).iterdir()}
     _done(store, toy, {"a": 2}, sweep="other")
@@ -52,13 +54,13 @@ def test_record_done_is_idempotent(toy: Scenario, tmp_path: Path) -> None:
 
 
 def test_rename_race_discards_tmp(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     r = pl2.run(toy, progress=False)
     run_id = f"{r.scenario_hash}-fakecode"
     real_rename = os.rename
 
     def racing_rename(src: str, dst: str) -> None:
-        r.write(dst)  # another writer finished first
+        shutil.copytree(src, dst)  # another writer finished first
         real_rename(src, dst)
 
     monkeypatch.setattr(os, "rename", racing_rename)
@@ -67,7 +69,7 @@ def test_rename_race_discards_tmp(toy: Scenario, tmp_path: Path, monkeypatch: py
 
 
 def test_killed_writer_leaves_no_partial_run(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     r = pl2.run(toy, progress=False)
     run_id = f"{r.scenario_hash}-fakecode"
 
@@ -87,37 +89,37 @@ def test_killed_writer_leaves_no_partial_run(toy: Scenario, tmp_path: Path, monk
 
 
 def test_failed_then_done(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     run_id = f"{toy.hash()}-fakecode"
     store.record_failed(run_id, {"x": 1}, "RuntimeError: boom", seed=7, sweep="s")
-    assert (tmp_path / "failed" / f"{run_id}.json").is_file()
+    assert (tmp_path / "store" / "failed" / f"{run_id}.json").is_file()
     row = _catalogue(store).row(0, named=True)
     assert row["status"] == "failed" and row["error"] == "RuntimeError: boom" and row["msg_count"] is None
     assert not store.has(run_id)
     _done(store, toy, {"x": 1})
-    assert not (tmp_path / "failed" / f"{run_id}.json").exists()
+    assert not (tmp_path / "store" / "failed" / f"{run_id}.json").exists()
     assert _catalogue(store)["status"].to_list() == ["done"]
     store.record_failed(run_id, {"x": 1}, "late failure")
     assert _catalogue(store)["status"].to_list() == ["done"], "a finished run stays finished"
 
 
 def test_rebuild_equals_original(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     for seed in (1, 2, 3):
         _done(store, toy.with_overrides({"seed": seed}), {"network.link.rate": "100Gbps", "workload.0.load": 0.5})
     store.record_failed("00000000deadbeef-fakecode", {"network.link.rate": "1Gbps"}, "ScenarioError: bad", seed=4, sweep="s")
     _done(store, toy, {}, sweep=None)
     original = _catalogue(store)
     assert original.height == 5
-    (tmp_path / "catalogue.duckdb").unlink()
-    fresh = open_store(tmp_path)
+    (tmp_path / "store" / "catalogue.duckdb").unlink()
+    fresh = open_store(tmp_path / "store")
     assert fresh.load_all().height == 0
     assert fresh.rebuild_catalogue() == 5
     assert _catalogue(fresh).equals(original)
 
 
 def test_ensure_catalogued_repairs_a_missing_row(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     run_id = _done(store, toy, {"k": "v"})
     with store._connect() as con:
         con.execute("DELETE FROM runs")
@@ -126,7 +128,7 @@ def test_ensure_catalogued_repairs_a_missing_row(toy: Scenario, tmp_path: Path) 
 
 
 def test_load_all_expands_params(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     _done(store, toy, {"rate": "25Gbps", "load": 0.5, "hosts": 4})
     _done(store, toy.with_overrides({"seed": 1}), {"rate": "100Gbps", "load": 1, "hosts": [0, 1]})
     df = store.load_all()
@@ -136,10 +138,11 @@ def test_load_all_expands_params(toy: Scenario, tmp_path: Path) -> None:
 
 def test_bad_run_id(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="not <scenario_hash>-<code_hash>"):
-        open_store(tmp_path).has("../../etc")
+        open_store(tmp_path / "store").has("../../etc")
 
 
 def test_root_is_a_file(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("")
-    with pytest.raises(StoreError, match="not a directory"):
+    with pytest.raises(OutputPathError, match="exists and is not a directory"):
         open_store(tmp_path / "f")
+    assert (tmp_path / "f").read_text() == "", "the file is untouched"

@@ -96,7 +96,7 @@ def test_run_sweep_skips_done_and_records_failures(toy: Scenario, tmp_path: Path
 
 
 def test_sweep_result_has_this_sweeps_params(toy: Scenario, tmp_path: Path) -> None:
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     run_sweep(Sweep(toy, grid={"network.link.rate": ["100Gbps"]}, name="a"), store, SerialExecutor(), progress=False)
     df = run_sweep(Sweep(toy, grid={"network.link.rate": ["100Gbps"]}, cases=[{"name": "toy"}], name="b"), store, SerialExecutor(), progress=False)
     assert df.height == 1 and df["name"].to_list() == ["toy"], "same run, this sweep's parameters"
@@ -104,7 +104,7 @@ def test_sweep_result_has_this_sweeps_params(toy: Scenario, tmp_path: Path) -> N
 
 
 def test_run_sweep_with_forced_progress(toy: Scenario, tmp_path: Path) -> None:
-    df = run_sweep(Sweep(toy, seeds=[1, 2]), open_store(tmp_path), SerialExecutor(), progress="always")
+    df = run_sweep(Sweep(toy, seeds=[1, 2]), open_store(tmp_path / "store"), SerialExecutor(), progress="always")
     assert df["status"].to_list() == ["done", "done"]
 
 
@@ -124,7 +124,7 @@ def test_ctrl_c_in_a_serial_sweep_stores_nothing_partial(toy: Scenario, tmp_path
         return real_run(text, base_dir, cb)
 
     monkeypatch.setattr(fake_native, "run", run_then_ctrl_c)
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     with pytest.raises(KeyboardInterrupt):
         run_sweep(Sweep(toy, seeds=[1, 2]), store, SerialExecutor(), progress=False)
     assert store.load_all().height == 0 and not any(store.runs_dir.iterdir())
@@ -133,7 +133,7 @@ def test_ctrl_c_in_a_serial_sweep_stores_nothing_partial(toy: Scenario, tmp_path
 def test_code_change_during_a_sweep_is_a_failure_not_a_mixup(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import fake_native
 
-    store = open_store(tmp_path)
+    store = open_store(tmp_path / "store")
     planned = list(Sweep(toy).runs())
     monkeypatch.setitem(fake_native.BUILD, "source_hash", "newcode")
     df = run_sweep(Sweep(toy), store, SerialExecutor(), progress=False)

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pl2 import _ffi
+from pl2 import _ffi, outdir
 from pl2.executors import Executor, LocalExecutor
 from pl2.store import open_store
 
@@ -78,12 +78,19 @@ def reproduce(
     log: Callable[[str], Any] = print,
     executor: Executor | None = None,
     progress: bool = False,
+    force: bool = False,
 ) -> Path:
-    """Runs the figures `names` (see `resolve`) and writes `<out>/report.md`; returns its
-    path. `executor` runs each figure's batch of runs (default: `LocalExecutor()`, one
-    worker process per CPU, kept for all the figures; `SerialExecutor()` runs them in
-    this process; a `RayExecutor` on Ray). `progress` logs how far each batch is (a bar
-    on a terminal)."""
+    """Runs the figures `names` (see `resolve`), writes each figure's section to
+    `<out>/<figure>/report.md` and the index `<out>/report.md` (every figure reproduced
+    into `out` so far, each with the code version, mode, seeds and wall time of the run
+    that made it); returns the index's path. A later run of some figures into the same
+    directory replaces only those figures' files. `out` must be new, empty or an
+    earlier reproduction (its manifest `.pl2-run` says so); anything else raises
+    OutputPathError, unless `force` (write beside the files there, replacing none pl2
+    did not write; see `pl2.outdir`). `executor` runs each figure's batch of runs
+    (default: `LocalExecutor()`, one worker process per CPU, kept for all the figures;
+    `SerialExecutor()` runs them in this process; a `RayExecutor` on Ray). `progress`
+    logs how far each batch is (a bar on a terminal)."""
     from pl2.reproduce.common import Context
 
     figs = resolve(names)
@@ -91,54 +98,81 @@ def reproduce(
     if n_seeds < 1:
         raise ValueError(f"--seeds {n_seeds}: needs at least 1 seed")
     seed_list = list(range(1, n_seeds + 1))
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    store = open_store(out / "store")
+    target = outdir.prepare(out, "reproduce", force=force, grows=True)
+    target.claim(f"{STORE_DIR}/")
+    try:
+        target.save()
+    except OSError as e:
+        raise outdir.os_error(target.path, e) from None
+    out = target.path
+    store = open_store(out / STORE_DIR)
     store.clean_tmp()
     executor = executor if executor is not None else LocalExecutor()
     info = _ffi.call("build_info")
     t_all = time.monotonic()
-    sections: list[str] = []
-    timings: list[tuple[str, float, int, int]] = []
     with executor if isinstance(executor, AbstractContextManager) else nullcontext():
         for name in [n for n in figs if n not in NOT_YET]:
             mod = module(name)
-            ctx = Context(out=out / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor, progress=progress)
+            ctx = Context(out=out / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor,
+                          progress=progress, target=target)
             ctx.out.mkdir(parents=True, exist_ok=True)
             log(f"{name}: running")
             t0 = time.monotonic()
             body = mod.run(ctx)
             wall = time.monotonic() - t0
-            timings.append((name, wall, ctx.runs, ctx.reused))
             files = ", ".join(f"`{p.relative_to(out)}`" for p in ctx.figures + ctx.data)
-            sections.append(f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}. Wall time {wall:.1f} s "
-                            f"({ctx.runs} runs, {ctx.reused} reused from the store).\n")
+            stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)")
+            section = f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}.\n\n{stamp}\n"
+            target.claim(f"{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
+            target.save()
             log(f"{name}: {wall:.1f} s, {ctx.runs} runs, {ctx.reused} reused")
     wall_all = time.monotonic() - t_all
+    path = target.claim(REPORT_FILE)
+    path.write_text(_index(out, target, figs), encoding="utf-8")
+    target.save()
+    log(f"wrote {path} in {wall_all:.1f} s")
+    return path
+
+
+#: Each figure's section, in the figure's own directory.
+SECTION_FILE = "report.md"
+#: The index of every figure reproduced into a directory.
+REPORT_FILE = "report.md"
+#: The results store inside a reproduction's directory.
+STORE_DIR = "store"
+
+
+def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str) -> str:
+    """The lines that say how a figure's section was made."""
     sha = str(info.get("git_sha", "?"))[:12] + (" (dirty)" if info.get("git_dirty") == "true" else "")
-    head = [
-        "# PL2 paper reproduction (`pl2 reproduce`)",
-        "",
+    return "\n".join([
         f"- Code version: git `{sha}`, source hash `{info.get('source_hash', '?')}`, pl2 {info.get('version', '?')} "
         f"({info.get('profile', '?')}, {info.get('rustc', '?')}).",
         f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else 'full (≥ 10 ms of steady state per run)'}.",
-        f"- Seeds: {', '.join(map(str, seed_list))}" + (" (statistics are mean ± 95% interval over seeds, Student's t)" if n_seeds > 1 else " (one seed: no intervals)") + ".",
-        f"- Wall time: {wall_all:.1f} s in total; " + "; ".join(f"{n} {w:.1f} s ({r} runs, {u} reused)" for n, w, r, u in timings) + ".",
+        f"- Seeds: {', '.join(map(str, seed_list))}" + (" (statistics are mean ± 95% interval over seeds, Student's t)" if len(seed_list) > 1 else " (one seed: no intervals)") + ".",
+        f"- Wall time: {wall}.",
+    ])
+
+
+def _index(out: Path, target: outdir.Target, asked: Sequence[str]) -> str:
+    """The index report: every figure whose section pl2 wrote into `out`, in the paper's
+    order, then the figures asked for that cannot be reproduced yet."""
+    present = [n for n in FIGURES if target.manifest.owns(f"{n}/{SECTION_FILE}") and (out / n / SECTION_FILE).is_file()]
+    head = [
+        "# PL2 paper reproduction (`pl2 reproduce`)",
+        "",
         "- Profile: the PL2 testbed (`pl2/reproduce/testbed.toml` = `examples/pl2-incast-testbed.toml`): 6 hosts at 100G, "
         "MTU 1500, measured switch latency, 1.5 MB static port limit (120 µs at 100 Gbps), 12 threads per host, host delays "
         "calibrated to the idle RSV-GRT exchange. PL2 K = 4, t = 15 unless a sweep changes them. Nothing is tuned to the paper.",
         "- Runs are in the results store `store/` (open with `pl2.open_store`); re-running reuses them.",
+        f"- Figures here: {', '.join(present) or 'none'}. Each section below is `<figure>/report.md`, stamped with the code "
+        "version, mode, seeds and wall time of the run that made it; reproducing some figures again replaces only theirs.",
         "",
     ]
-    missing = [n for n in figs if n in NOT_YET]
-    tail = []
-    if missing:
-        tail = ["## Not yet reproducible", "", table_missing(missing), ""]
-    text = "\n".join(head + sections + tail)
-    path = out / "report.md"
-    path.write_text(text, encoding="utf-8")
-    log(f"wrote {path} in {wall_all:.1f} s")
-    return path
+    sections = [(out / n / SECTION_FILE).read_text(encoding="utf-8") for n in present]
+    missing = [n for n in asked if n in NOT_YET]
+    tail = ["## Not yet reproducible", "", table_missing(missing), ""] if missing else []
+    return "\n".join(head + sections + tail)
 
 
 def table_missing(names: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from typing import Any, ContextManager, NamedTuple, Protocol
 
 import polars as pl
 
-from pl2 import _ffi
+from pl2 import _ffi, outdir
 from pl2._progress import LogProgress, SweepBar, wanted
 from pl2.errors import Pl2Error, ScenarioError, StoreError
 from pl2.executors import Executor, LocalExecutor, SerialExecutor
@@ -121,6 +121,18 @@ class Context:
     data: list[Path] = field(default_factory=list)
     executor: Executor | None = None
     progress: bool = False
+    #: The reproduction's output directory, through which every file is claimed (None:
+    #: files go straight into `out`, for tests that build a Context by hand).
+    target: outdir.Target | None = None
+
+    def file(self, name: str) -> Path:
+        """The path of the figure's file `name`, once it is sure pl2 may write it there
+        (see `pl2.outdir`); its directory exists."""
+        p = self.out / name
+        if self.target is not None:
+            p = self.target.claim(p.relative_to(self.target.path).as_posix())
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
 
     def run(self, sc: Scenario, params: Mapping[str, Any], seed: int, sweep: str) -> RunResult:
         """Runs `sc` with `seed`, or loads it from the store if it already ran on this code."""
@@ -200,8 +212,7 @@ class Context:
         return LogProgress(total, name, self.log)
 
     def write_parquet(self, df: pl.DataFrame, name: str) -> Path:
-        p = self.out / f"{name}.parquet"
-        p.parent.mkdir(parents=True, exist_ok=True)
+        p = self.file(f"{name}.parquet")
         df.write_parquet(p)
         self.data.append(p)
         return p
@@ -211,6 +222,8 @@ class Context:
 
         from pl2 import plots
 
+        for fmt in plots.FORMATS:
+            self.file(f"{name}.{fmt}")
         paths = plots.save(fig, self.out / name)
         plt.close(fig)
         self.figures += paths

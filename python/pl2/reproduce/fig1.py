@@ -49,7 +49,7 @@ def wire_bytes(size: int) -> int:
 def batch_csv(ctx: Context, cfg: str, size: int, batch: int, seed: int, until_ms: float) -> str:
     """Batch-Poisson arrivals of one seed, written under the figure's directory."""
     name = f"arrivals-{cfg}-{until_ms:g}ms-s{seed}.csv"
-    p = ctx.out / name
+    p = ctx.file(name)
     if p.exists():
         return name
     mean_gap_ps = batch * wire_bytes(size) * 8 / (LOAD * LINK_BPS) * 1e12

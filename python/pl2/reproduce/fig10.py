@@ -16,13 +16,12 @@ SIZE = 6000
 def _csv(ctx: Context, r: int, duration_ms: float) -> str:
     """Enough queued messages at time 0 to keep every thread busy for the whole run."""
     name = f"outcast{r}-{duration_ms:g}ms.csv"
-    p = ctx.out / name
+    p = ctx.file(name)
     if not p.exists():
         per_thread = int(duration_ms * 1e-3 * 100e9 / 8 / SIZE / 12 * 1.5) + 10
         lines = ["time,src,dst,size,thread,priority"]
         row = [f"0,0,{1 + t % r},{SIZE},{t},0" for t in range(12)]
         lines += row * per_thread
-        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return name
 

@@ -1,6 +1,7 @@
 //! `pl2-run SCENARIO.toml OUT_DIR`: runs a scenario from Rust alone (no Python), streams
 //! its tables into OUT_DIR and prints summary.json. The `pl2` command line (Python) is
-//! the full front; this is for quick checks and environments without Python.
+//! the full front; this is for quick checks and environments without Python. OUT_DIR
+//! must not exist or be an empty directory: this runner never writes over anything.
 
 use pl2_scenario::output::ParquetSink;
 use pl2_scenario::{run_scenario, Scenario};
@@ -22,6 +23,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(why) = refuse_out_dir(Path::new(out)) {
+        eprintln!("error: OUT_DIR \"{out}\" {why}; give a new or empty directory");
+        return ExitCode::from(2);
+    }
     let sc = match Scenario::parse(&text, base) {
         Ok(s) => s,
         Err(e) => {
@@ -44,5 +49,21 @@ fn main() -> ExitCode {
             eprintln!("{e}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// Why OUT_DIR cannot be written (it exists and is not an empty directory), or None.
+fn refuse_out_dir(out: &Path) -> Option<&'static str> {
+    if out.as_os_str().is_empty() {
+        return Some("is empty");
+    }
+    match std::fs::symlink_metadata(out) {
+        Err(_) => None,
+        Ok(m) if !m.is_dir() => Some("exists and is not a directory"),
+        Ok(_) => match std::fs::read_dir(out).map(|mut entries| entries.next().is_none()) {
+            Ok(true) => None,
+            Ok(false) => Some("exists and is not empty"),
+            Err(_) => Some("cannot be read"),
+        },
     }
 }
