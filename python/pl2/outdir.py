@@ -314,6 +314,15 @@ def _remove_listed(old: Path, manifest: Manifest) -> None:
         print(f"warning: {old} kept: it holds files pl2 did not write", file=sys.stderr)
 
 
+def record_in_manifest(directory: Path, names: Iterable[str]) -> None:
+    """Adds files pl2 just wrote into `directory` to its manifest, if it has one (a
+    figure saved into a run's directory keeps that directory pl2's own)."""
+    manifest = Manifest.read(directory)
+    if manifest is not None:
+        manifest.files.update(names)
+        manifest.write(directory)
+
+
 def check_figure_file(p: Path) -> None:
     """Refuses to replace an existing figure file that pl2 did not write."""
     if p.is_symlink() or (p.exists() and not p.is_file()):

@@ -186,7 +186,8 @@ def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequenc
     """Writes `fig` as `<path>.png` and `<path>.svg` (no timestamps, so the same figure
     gives the same files); returns the paths. Both files name pl2 in their metadata;
     an existing file that does not is never replaced (OutputPathError: pl2 did not
-    write it). Raises OutputPathError for an empty path or one with `..`."""
+    write it). Saved into a directory pl2 made (a run's, say), the files are added to
+    its manifest, so the directory stays pl2's own. Raises OutputPathError for an empty path or one with `..`."""
     base = outdir.check_path_text(path_without_ext)
     paths = [base.with_name(f"{base.name}.{fmt}") for fmt in formats]
     for p in paths:
@@ -202,4 +203,5 @@ def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequenc
                 fig.savefig(p, format=fmt, dpi=150, metadata=metadata)
             except OSError as e:
                 raise outdir.os_error(p, e) from None
+    outdir.record_in_manifest(base.parent, [p.name for p in paths])
     return paths

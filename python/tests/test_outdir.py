@@ -295,6 +295,16 @@ def test_plot_never_replaces_a_users_file(home: Path) -> None:
     assert runner.invoke(app, ["plot", "out/r", "--kind", "latency_cdf", "--out", "both"]).exit_code == 0
 
 
+def test_a_figure_saved_into_a_run_keeps_the_run_pl2s(home: Path) -> None:
+    """The user guide plots into the run's directory: the run can still be replaced."""
+    assert runner.invoke(app, ["run", "toy.toml", "--out", "out/r", "-q"]).exit_code == 0
+    assert runner.invoke(app, ["plot", "out/r", "--kind", "latency_cdf", "--out", "out/r/latency"]).exit_code == 0
+    files = json.loads((home / "out" / "r" / outdir.MANIFEST).read_text())["files"]
+    assert {"latency.png", "latency.svg"} <= set(files)
+    assert runner.invoke(app, ["run", "toy.toml", "--out", "out/r", "-q", "--seed", "2"]).exit_code == 0
+    assert not (home / "out" / "r" / "latency.png").exists(), "replaced with the run"
+
+
 # `pl2 reproduce`, with two stand-in figures that use the fake native module.
 
 class _Fig:
