@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -14,28 +15,14 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-from pl2 import outdir
+from pl2 import _ffi, outdir
 from pl2.errors import Pl2Error
 
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 PARQUET_SUFFIX = ".parquet"
-# Fixed writer settings: the same tables always give the same bytes (pyarrow writes no
-# timestamps). zstd level 1, 64 KiB data and dictionary pages and groups of at most
-# 1 Mi rows match the native writer (which also closes a group at 2 MiB encoded).
-PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "compression_level": 1,
-    "write_statistics": True,
-    "use_dictionary": True,
-    "row_group_size": 1 << 20,
-    "data_page_size": 64 << 10,
-    "dictionary_pagesize_limit": 64 << 10,
-    "store_schema": True,
-}
 _TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -51,6 +38,12 @@ class RunResult:
                 raise Pl2Error(f"table name {name!r} is not a lowercase identifier; it would not make a safe file name")
         self.summary: dict[str, Any] = dict(summary)
         self.arrow: dict[str, pa.Table] = dict(arrow)
+        #: The run directory's files as the native core wrote them (name -> bytes), when
+        #: the result came from them (`from_files`): `write` and the store then write these
+        #: bytes, so a run's files are the same wherever it was made.
+        self.files: dict[str, bytes] | None = None
+        # The directory this result was loaded from: `write` copies its files.
+        self._source: Path | None = None
 
     @classmethod
     def from_native(cls, summary_json: str, tables: Mapping[str, pa.RecordBatch | pa.Table]) -> RunResult:
@@ -59,9 +52,14 @@ class RunResult:
         return cls(json.loads(summary_json), arrow)
 
     @classmethod
-    def from_ipc(cls, summary_json: str, tables: Mapping[str, bytes]) -> RunResult:
-        """From a worker's reply: the summary JSON and Arrow IPC stream bytes per table."""
-        return cls(json.loads(summary_json), {k: ipc.open_stream(pa.py_buffer(v)).read_all() for k, v in tables.items()})
+    def from_files(cls, files: Mapping[str, bytes]) -> RunResult:
+        """From a run directory's files (name -> bytes), as a worker of a sweep sends
+        them; keeps the bytes (`files`)."""
+        summary = json.loads(files[SUMMARY_FILE])
+        arrow = {n.removesuffix(PARQUET_SUFFIX): pq.read_table(pa.BufferReader(b)) for n, b in sorted(files.items()) if n.endswith(PARQUET_SUFFIX)}
+        res = cls(summary, arrow)
+        res.files = dict(files)
+        return res
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> RunResult:
@@ -72,7 +70,9 @@ class RunResult:
             raise FileNotFoundError(f"{d} is not a run directory: it has no {SUMMARY_FILE} (write one with `pl2 run SCENARIO --out {d}`)")
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         arrow = {p.name.removesuffix(PARQUET_SUFFIX): pq.read_table(p) for p in sorted(d.glob("*" + PARQUET_SUFFIX))}
-        return cls(summary, arrow)
+        res = cls(summary, arrow)
+        res._source = d
+        return res
 
     @cached_property
     def tables(self) -> dict[str, pl.DataFrame]:
@@ -172,10 +172,24 @@ class RunResult:
         return [target.path / n for n in names]
 
     def _write_files(self, d: Path) -> list[str]:
-        """Writes the run's files into the existing directory `d`; returns their names."""
-        names: list[str] = []
+        """Writes the run's files into the existing directory `d`; returns their names:
+        the files' very bytes when this result was loaded from them (`load`,
+        `from_files`), else the tables through the native writer, as `pl2 run` writes
+        them."""
+        if self.files is not None:
+            for name, data in sorted(self.files.items()):
+                (d / name).write_bytes(data)
+            return sorted(self.files)
+        names = [f"{n}{PARQUET_SUFFIX}" for n in sorted(self.arrow)] + [SUMMARY_FILE, SCENARIO_FILE]
+        if self._source is not None and all((self._source / n).is_file() for n in names):
+            for name in names:
+                shutil.copyfile(self._source / name, d / name)
+            return names
+        names = []
         for name in sorted(self.arrow):
-            pq.write_table(self.arrow[name], d / f"{name}{PARQUET_SUFFIX}", **PARQUET_OPTIONS)
+            table = self.arrow[name]
+            batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+            _ffi.call("write_parquet", os.fspath(d / f"{name}{PARQUET_SUFFIX}"), batches)
             names.append(f"{name}{PARQUET_SUFFIX}")
         (d / SUMMARY_FILE).write_text(summary_text(self.summary), encoding="utf-8")
         (d / SCENARIO_FILE).write_text(self.scenario, encoding="utf-8")
@@ -185,11 +199,3 @@ class RunResult:
 def summary_text(summary: Mapping[str, Any]) -> str:
     """The bytes of `summary.json`: sorted keys, two-space indent, final newline."""
     return json.dumps(summary, sort_keys=True, indent=2) + "\n"
-
-
-def ipc_bytes(table: pa.Table | pa.RecordBatch) -> bytes:
-    """Arrow IPC stream bytes of one table (to hand results between processes)."""
-    sink = pa.BufferOutputStream()
-    with ipc.new_stream(sink, table.schema) as writer:
-        writer.write(table)
-    return sink.getvalue().to_pybytes()

@@ -7,6 +7,7 @@ driver alone writes the store."""
 from __future__ import annotations
 
 import itertools
+import tempfile
 import os
 import tomllib
 import traceback
@@ -22,7 +23,7 @@ from pl2 import _ffi
 from pl2._progress import SweepBar, wanted
 from pl2.errors import ScenarioError, StoreError
 from pl2.executors import Executor, LocalExecutor
-from pl2.results import RunResult, ipc_bytes
+from pl2.results import RunResult
 from pl2.runner import _Guard, sigint_sets_flag
 from pl2.scenario import Scenario
 from pl2.stats import summarise
@@ -155,20 +156,23 @@ def flatten(table: Mapping[str, Any], leaf: Any = None, prefix: str = "") -> dic
     return out
 
 
-def run_remote(item: tuple[str, str, str]) -> tuple[str, dict[str, bytes]]:
-    """Worker side of a sweep: runs `(run_id, scenario TOML, base_dir)` and returns the
-    summary JSON and Arrow IPC bytes per table."""
+def run_remote(item: tuple[str, str, str]) -> dict[str, bytes]:
+    """Worker side of a sweep: runs `(run_id, scenario TOML, base_dir)` into a temporary
+    directory with the native writer (as `pl2 run --out` does) and returns the run's
+    files, name -> bytes, so a stored run is byte-identical to the same run made by
+    `pl2 run` (and `pl2 rerun` of a stored run finds nothing different)."""
     _, text, base_dir = item
     guard = _Guard(None)
-    try:
-        with sigint_sets_flag(guard):
-            summary_json, tables = _ffi.call("run", text, base_dir, guard)
-    except ScenarioError:
-        raise
-    except Exception as e:
-        raise RunFailed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}") from None
-    guard.reraise()
-    return summary_json, {k: ipc_bytes(v) for k, v in tables.items()}
+    with tempfile.TemporaryDirectory(prefix="pl2-run-") as tmp:
+        try:
+            with sigint_sets_flag(guard):
+                _ffi.call("run_to_dir", text, base_dir, tmp, guard, guard.writing)
+        except ScenarioError:
+            raise
+        except Exception as e:
+            raise RunFailed(f"{type(e).__name__}: {e}\n{traceback.format_exc()}") from None
+        guard.reraise()
+        return {p.name: p.read_bytes() for p in sorted(Path(tmp).iterdir()) if p.is_file()}
 
 
 def run_sweep(sweep: Sweep, store: Store, executor: Executor | None = None, progress: bool | str = True) -> pl.DataFrame:
@@ -191,7 +195,7 @@ def run_sweep(sweep: Sweep, store: Store, executor: Executor | None = None, prog
                 error = _describe(outcome) if isinstance(outcome, BaseException) else None
                 if error is None:
                     try:
-                        store.record_done(run_id, RunResult.from_ipc(*outcome), p.params, sweep=sweep.name)
+                        store.record_done(run_id, RunResult.from_files(outcome), p.params, sweep=sweep.name)
                     except StoreError as e:
                         error = str(e)
                 if error is not None:

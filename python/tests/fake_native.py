@@ -131,10 +131,19 @@ def run_to_dir(toml_text: str, base_dir: str, out_dir: str, progress: Callable[[
                writing: Callable[[], bool] | None = None) -> str:
     """Like the real core's run to a directory: the tables as Parquet files in `out_dir`,
     plus summary.json and scenario.toml; returns the summary JSON."""
+    from pathlib import Path
+
     from pl2.results import RunResult
 
     summary_json, tables = run(toml_text, base_dir, progress)
     if writing is not None and writing() is False:
         return summary_json
-    RunResult.from_native(summary_json, tables).write(out_dir)
+    RunResult.from_native(summary_json, tables)._write_files(Path(out_dir))
     return summary_json
+
+
+def write_parquet(path: str, batches: list[pa.RecordBatch]) -> None:
+    """Like the real core's: the batches as one Parquet file (pyarrow's writer here)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_batches(batches), path, compression="zstd")

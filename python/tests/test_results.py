@@ -10,7 +10,6 @@ import pytest
 
 import pl2
 from pl2 import RunResult, Scenario
-from pl2.results import ipc_bytes
 
 
 @pytest.fixture
@@ -64,9 +63,14 @@ def test_load_of_a_non_run_dir(tmp_path: Path) -> None:
         RunResult.load(tmp_path)
 
 
-def test_ipc_round_trip(result: RunResult) -> None:
-    back = RunResult.from_ipc(json.dumps(result.summary), {k: ipc_bytes(v) for k, v in result.arrow.items()})
-    assert back.arrow["messages"].equals(result.arrow["messages"])
+def test_files_round_trip_keeps_the_bytes(result: RunResult, tmp_path: Path) -> None:
+    """A result made from a run directory's files writes those very bytes."""
+    written = result.write(tmp_path / "a")
+    files = {p.name: p.read_bytes() for p in written}
+    back = RunResult.from_files(files)
+    assert back.arrow["messages"].equals(result.arrow["messages"]) and back.summary == result.summary
+    again = back.write(tmp_path / "b")
+    assert {p.name: p.read_bytes() for p in again} == files
 
 
 def test_to_pandas(result: RunResult) -> None:

@@ -4,7 +4,8 @@
 //! progress callback at most ~10 times a second, and hands its tables over by the Arrow
 //! C data interface.
 
-use arrow::pyarrow::ToPyArrow;
+use arrow::pyarrow::{FromPyArrow, ToPyArrow};
+use arrow_array::RecordBatch;
 use pl2_scenario::output::{MemorySink, ParquetSink};
 use pl2_scenario::{run_scenario, RunError, Scenario, ScenarioError};
 use pyo3::create_exception;
@@ -129,6 +130,15 @@ fn run_to_dir(py: Python<'_>, toml_text: &str, base_dir: &str, out_dir: &str, pr
     Ok(serde_json::to_string_pretty(&out.summary).expect("json"))
 }
 
+/// Writes one table (its batches, all of one schema) to the Parquet file `path` with the
+/// writer `run_to_dir` uses, so a table gives the same bytes wherever it is written.
+#[pyfunction]
+fn write_parquet(py: Python<'_>, path: &str, batches: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+    let batches = batches.iter().map(RecordBatch::from_pyarrow_bound).collect::<PyResult<Vec<_>>>()?;
+    py.detach(|| pl2_scenario::output::write_parquet(Path::new(path), batches.into_iter().map(Ok)))?;
+    Ok(())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<PyScenarioError>())?;
@@ -137,5 +147,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_to_dir, m)?)?;
+    m.add_function(wrap_pyfunction!(write_parquet, m)?)?;
     Ok(())
 }

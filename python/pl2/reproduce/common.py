@@ -197,7 +197,7 @@ class Context:
         error = _error_text(outcome) if isinstance(outcome, BaseException) else None
         if error is None:
             try:
-                rows.add(self.store.store_run(run_id, RunResult.from_ipc(*outcome), params, sweep=job.sweep)[1])
+                rows.add(self.store.store_run(run_id, RunResult.from_files(outcome), params, sweep=job.sweep)[1])
             except StoreError as e:
                 error = str(e)
         if error is not None:
