@@ -195,9 +195,12 @@ def sweep(
 ) -> None:
     """Run every run of a sweep the store lacks; exit 1 if any run failed."""
     sw = Sweep.from_file(spec)
-    df = run_sweep(sw, open_store(store, force=force), _executor(workers, ray, ray_address), progress=not quiet)
+    st = open_store(store, force=force)
+    reused = sum(st.has(p.run_id) for p in sw.runs())
+    df = run_sweep(sw, st, _executor(workers, ray, ray_address), progress=not quiet)
     failed = df.filter(pl.col("status") == "failed")
-    typer.echo(f"sweep {sw.name}: {df.height} runs, {df.height - failed.height} done, {failed.height} failed (store {store})")
+    typer.echo(f"sweep {sw.name}: {df.height} runs ({df.height - reused} run now, {reused} reused from the store), "
+               f"{df.height - failed.height} done, {failed.height} failed (store {store})")
     for run_id, error in failed.select("run_id", "error").iter_rows():
         typer.echo(f"failed {run_id}: {error}", err=True)
     if failed.height:

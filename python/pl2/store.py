@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,7 +34,7 @@ _LOCK_WAIT_S = 10.0
 
 
 #: What a store holds: pl2 owns these names in its root, and nothing else there.
-STORE_ENTRIES = (CATALOGUE_FILE, f"{CATALOGUE_FILE}.wal", "failed/", "runs/", "tmp/")
+STORE_ENTRIES = (CATALOGUE_FILE, f"{CATALOGUE_FILE}.wal", "corrupt/", "failed/", "runs/", "tmp/")
 
 
 class Store:
@@ -59,8 +60,35 @@ class Store:
         self.catalogue_path = self.root / CATALOGUE_FILE
         for d in (self.runs_dir, self.failed_dir, self.tmp_dir):
             d.mkdir(parents=True, exist_ok=True)
-        with self._connect() as con:
-            con.execute(cat.CREATE)
+        self._heal_catalogue()
+
+    def _heal_catalogue(self) -> None:
+        """Makes the catalogue agree with the run files, which are the truth: rebuilt
+        when it is missing, unreadable (the bad file is kept in `corrupt/`) or stale (it
+        lacks a stored run or failure, or lists one that is gone); each time said on
+        stderr."""
+        missing = not self.catalogue_path.exists()
+        try:
+            with self._connect() as con:
+                con.execute(cat.CREATE)
+                listed = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
+        except (duckdb.Error, StoreError) as e:
+            if isinstance(e, StoreError) and "lock" in str(e).lower():
+                raise
+            aside = self.root / "corrupt" / f"{CATALOGUE_FILE}.{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+            aside.parent.mkdir(exist_ok=True)
+            os.replace(self.catalogue_path, aside)
+            Path(f"{self.catalogue_path}.wal").unlink(missing_ok=True)
+            n = self.rebuild_catalogue()
+            print(f"pl2: the catalogue of {self.root} could not be read ({type(e).__name__}); kept it as {aside} "
+                  f"and rebuilt it from the run files: {n} runs", file=sys.stderr)
+            return
+        on_disk = {p.name for p in self.runs_dir.iterdir() if p.is_dir()} | {p.stem for p in self.failed_dir.glob("*.json")}
+        if listed != on_disk:
+            n = self.rebuild_catalogue()
+            if missing or listed:
+                why = "missing" if missing else "out of date with the run files"
+                print(f"pl2: the catalogue of {self.root} was {why}; rebuilt it from the run files: {n} runs", file=sys.stderr)
 
     def __repr__(self) -> str:
         return f"Store({str(self.root)!r})"
@@ -199,6 +227,7 @@ class Store:
         for d in sorted(p for p in self.runs_dir.iterdir() if p.is_dir()):
             rows[d.name] = _row_from_dir(d, self.root)
         with self._connect() as con:
+            con.execute(cat.CREATE)
             con.execute("BEGIN TRANSACTION")
             con.execute("DELETE FROM runs")
             if rows:

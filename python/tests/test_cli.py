@@ -98,7 +98,9 @@ def test_sweep_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     (tmp_path / "bad.toml").write_text('base = "base.toml"\n[grid]\nfail = [true]\n')
     store = str(tmp_path / "store")
     r = runner.invoke(app, ["sweep", str(tmp_path / "ok.toml"), "--store", store, "--quiet"])
-    assert r.exit_code == 0 and "2 runs, 2 done, 0 failed" in r.output
+    assert r.exit_code == 0 and "2 runs (2 run now, 0 reused from the store), 2 done, 0 failed" in r.output
+    r = runner.invoke(app, ["sweep", str(tmp_path / "ok.toml"), "--store", store, "--quiet"])
+    assert r.exit_code == 0 and "2 runs (0 run now, 2 reused from the store), 2 done, 0 failed" in r.output
     r = runner.invoke(app, ["sweep", str(tmp_path / "bad.toml"), "--store", store, "--quiet"])
     assert r.exit_code == EXIT_FAILED and "fake failure requested" in r.output
     (tmp_path / "worse.toml").write_text('base = "base.toml"\nseeds = [-1]\n')

@@ -111,11 +111,50 @@ def test_rebuild_equals_original(toy: Scenario, tmp_path: Path) -> None:
     _done(store, toy, {}, sweep=None)
     original = _catalogue(store)
     assert original.height == 5
+    assert store.rebuild_catalogue() == 5
+    assert _catalogue(store).equals(original)
+
+
+def _five_runs(store: Store, toy: Scenario) -> pl.DataFrame:
+    for seed in (1, 2, 3):
+        _done(store, toy.with_overrides({"seed": seed}), {"workload.0.load": 0.5})
+    store.record_failed("00000000deadbeef-fakecode", {"network.link.rate": "1Gbps"}, "ScenarioError: bad", seed=4, sweep="s")
+    _done(store, toy, {}, sweep=None)
+    return _catalogue(store)
+
+
+def test_a_deleted_catalogue_is_rebuilt_on_open(toy: Scenario, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It used to read as an empty store, with no warning."""
+    original = _five_runs(open_store(tmp_path / "store"), toy)
     (tmp_path / "store" / "catalogue.duckdb").unlink()
     fresh = open_store(tmp_path / "store")
-    assert fresh.load_all().height == 0
-    assert fresh.rebuild_catalogue() == 5
     assert _catalogue(fresh).equals(original)
+    err = capsys.readouterr().err
+    assert "catalogue of" in err and "was missing" in err
+
+
+def test_a_corrupt_catalogue_is_kept_aside_and_rebuilt(toy: Scenario, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    original = _five_runs(open_store(tmp_path / "store"), toy)
+    garbage = b"this is not a duckdb file" * 100
+    (tmp_path / "store" / "catalogue.duckdb").write_bytes(garbage)
+    fresh = open_store(tmp_path / "store")
+    assert _catalogue(fresh).equals(original)
+    err = capsys.readouterr().err
+    assert "could not be read" in err and "rebuilt" in err
+    kept = list((tmp_path / "store" / "corrupt").iterdir())
+    assert len(kept) == 1 and kept[0].read_bytes() == garbage, "the corrupt file is kept, byte for byte"
+    open_store(tmp_path / "store")
+    assert capsys.readouterr().err == "", "a healthy catalogue is left alone"
+
+
+def test_a_stale_catalogue_is_rebuilt(toy: Scenario, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = open_store(tmp_path / "store")
+    original = _five_runs(store, toy)
+    with store._connect() as con:
+        con.execute("DELETE FROM runs WHERE status = 'failed'")
+    fresh = open_store(tmp_path / "store")
+    assert _catalogue(fresh).equals(original)
+    assert "out of date" in capsys.readouterr().err
 
 
 def test_ensure_catalogued_repairs_a_missing_row(toy: Scenario, tmp_path: Path) -> None:
