@@ -1,7 +1,8 @@
 """Progress display on stderr with rich: one simulation (simulated time against the run's
 end, event rate, ETA) or a sweep (runs done out of the total). Shown when asked for
-with `True` and stderr is a terminal, or always with `"always"`. `LogProgress` is the
-plain-text form for logs (CI): a line now and then instead of a bar."""
+with `True` and stderr is a terminal, or always with `"always"`. `SimLog` and
+`LogProgress` are the plain-text forms for logs (CI, batch jobs; `True` when stderr is
+not a terminal): a line now and then instead of a bar."""
 
 from __future__ import annotations
 
@@ -76,6 +77,37 @@ class SimBar:
         """The simulation is over; the Parquet files are being written."""
         assert self._task is not None
         self._progress.update(self._task, description="writing tables")
+
+
+class SimLog:
+    """Progress of one run as plain lines on stderr, for when it is not a terminal (a
+    log file, a batch job): at most one line every `every_s` seconds of wall time, with
+    the simulated time, the event rate and an estimate of the time left."""
+
+    def __init__(self, every_s: float = 10.0, write: Callable[[str], object] | None = None) -> None:
+        self._every_s = every_s
+        self._write = write or (lambda line: print(line, file=sys.stderr, flush=True))
+        self._next = every_s
+
+    def __enter__(self) -> SimLog:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        pass
+
+    def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
+        if wall_s < self._next:
+            return True
+        self._next = wall_s + self._every_s
+        share = f" ({100 * sim_ps / end_ps:.0f}%)" if end_ps else ""
+        eta = f", about {wall_s * (end_ps - sim_ps) / sim_ps:.0f} s left" if end_ps and sim_ps else ""
+        self._write(f"pl2: simulated {fmt_time_ps(sim_ps)} of {fmt_time_ps(end_ps)}{share} in {wall_s:.0f} s, "
+                    f"{events / wall_s / 1e6:.2f} M events/s{eta}")
+        return True
+
+    def writing(self) -> None:
+        """The simulation is over; the Parquet files are being written."""
+        self._write("pl2: simulation done, writing tables")
 
 
 class SweepBar:

@@ -3,12 +3,13 @@ rerun, reproduce. Errors are printed as one `error: ...` line on stderr naming w
 
 Exit codes: 0 success; 1 a run failed, a sweep had failed runs, a rerun differs, or the
 native module is missing; 2 invalid input (scenario, spec, path or option);
-130 interrupted (Ctrl-C)."""
+130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 from __future__ import annotations
 
 import enum
 import functools
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
@@ -24,6 +25,7 @@ from pl2.errors import NativeUnavailableError, OutputPathError, ScenarioError, S
 from pl2.executors import Executor, LocalExecutor, SerialExecutor, WorkersCannotStart
 from pl2.outdir import MANIFEST, check_path_text
 from pl2.results import RunResult
+from pl2.runner import Terminated, raise_terminated
 from pl2.runner import run as run_scenario
 from pl2.scenario import Scenario
 from pl2.store import open_store
@@ -33,6 +35,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INVALID = 2
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 _FORCE_HELP = ("write into an existing directory beside files pl2 did not write; pl2 still replaces only files it "
                "wrote, and never writes into /, your home, the working directory or its parents")
@@ -43,7 +46,7 @@ _INSPECT_ROWS = 50
 app = typer.Typer(
     name="pl2",
     help="pl2: packet-level datacenter network simulator.",
-    epilog="Exit codes: 0 ok; 1 run failed / rerun differs; 2 invalid input; 130 interrupted.",
+    epilog="Exit codes: 0 ok; 1 run failed / rerun differs; 2 invalid input; 130 interrupted; 143 terminated.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -66,6 +69,9 @@ def _exit_codes(fn: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except Terminated:
+            _error("terminated (SIGTERM)")
+            raise typer.Exit(EXIT_TERMINATED) from None
         except KeyboardInterrupt:
             _error("interrupted")
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -341,5 +347,7 @@ def reproduce(
 
 
 def main() -> None:
-    """Entry point of the `pl2` console script."""
+    """Entry point of the `pl2` console script. SIGTERM stops it like Ctrl-C: a run in
+    progress stops cleanly and writes nothing (exit 143)."""
+    signal.signal(signal.SIGTERM, raise_terminated)
     app(prog_name="pl2")

@@ -15,7 +15,7 @@ from types import FrameType
 from typing import ContextManager
 
 from pl2 import _ffi, outdir
-from pl2._progress import ProgressArg, ProgressFn, SimBar, wanted
+from pl2._progress import ProgressArg, ProgressFn, SimBar, SimLog, wanted
 from pl2.results import RunResult
 from pl2.scenario import Scenario
 
@@ -27,6 +27,7 @@ class _Guard:
     def __init__(self, inner: ProgressFn | None) -> None:
         self._inner = inner
         self.interrupted = False
+        self.terminated = False
         self.error: BaseException | None = None
 
     def __call__(self, sim_ps: int, end_ps: int, events: int, wall_s: float) -> bool:
@@ -55,29 +56,49 @@ class _Guard:
         return not self.interrupted and self.error is None
 
     def reraise(self) -> None:
-        """Raises what the callback caught: KeyboardInterrupt first."""
+        """Raises what the callback caught: KeyboardInterrupt (Terminated for SIGTERM)
+        first."""
         if self.interrupted:
-            raise KeyboardInterrupt
+            raise Terminated if self.terminated else KeyboardInterrupt
         if self.error is not None:
             raise self.error
+
+
+class Terminated(KeyboardInterrupt):
+    """The process was asked to stop with SIGTERM (a batch system's or `kill`'s polite
+    stop): handled like Ctrl-C, so nothing is left half-written."""
+
+
+def raise_terminated(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM handler that the command line installs: raises Terminated where the main
+    thread is, as Ctrl-C raises KeyboardInterrupt; during a run, `sigint_sets_flag`
+    turns it into a clean stop instead."""
+    raise Terminated
 
 
 @contextmanager
 def sigint_sets_flag(guard: _Guard) -> Iterator[None]:
     """While active (main thread only, and unless SIGINT is ignored), Ctrl-C marks
-    `guard` interrupted instead of raising."""
+    `guard` interrupted instead of raising; so does SIGTERM where the command line
+    asked for that (its handler is `raise_terminated`)."""
     if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
 
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
+    def on_signal(signum: int, frame: FrameType | None) -> None:
         guard.interrupted = True
+        guard.terminated |= signum == signal.SIGTERM
 
-    previous = signal.signal(signal.SIGINT, on_sigint)
+    previous = signal.signal(signal.SIGINT, on_signal)
+    previous_term = signal.getsignal(signal.SIGTERM)
+    if previous_term is raise_terminated:
+        signal.signal(signal.SIGTERM, on_signal)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        if previous_term is raise_terminated:
+            signal.signal(signal.SIGTERM, previous_term)
 
 
 def as_scenario(scenario: Scenario | str | os.PathLike[str]) -> Scenario:
@@ -105,8 +126,9 @@ def run(
     writes beside the files there and still replaces only files pl2 wrote (see
     `pl2.outdir`). The command line's `pl2 run` does exactly this, so both give
     byte-identical files.
-    `progress`: True draws a bar on stderr if it is a terminal, "always" draws one
-    regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
+    `progress`: True draws a bar on stderr if it is a terminal and otherwise writes a
+    plain line there every 10 s (simulated time, events/s, time left), "always" draws a
+    bar regardless, False draws none, and a callable `f(sim_ps, end_ps, events, wall_s)` is
     called instead (return False to stop the run early; the result then covers the
     simulated time so far); with `out`, a callable's `writing()` method, if it has one,
     is called when the simulation is over and the Parquet files are being written. Ctrl-C stops the run and raises KeyboardInterrupt.
@@ -119,6 +141,8 @@ def run(
         bar = nullcontext(progress)
     elif wanted(progress):
         bar = SimBar()
+    elif progress is True:
+        bar = SimLog()
     else:
         bar = nullcontext(None)
     if out is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import tempfile
 import os
+import sys
 import tomllib
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ import polars as pl
 
 from pl2 import _catalogue as cat
 from pl2 import _ffi
-from pl2._progress import SweepBar, wanted
+from pl2._progress import LogProgress, SweepBar, wanted
 from pl2.errors import ScenarioError, StoreError
 from pl2.executors import Executor, LocalExecutor
 from pl2.results import RunResult
@@ -186,7 +187,11 @@ def run_sweep(sweep: Sweep, store: Store, executor: Executor | None = None, prog
     todo = {p.run_id: p for p in planned if not store.has(p.run_id)}
     executor = executor if executor is not None else LocalExecutor()
     items = [(p.run_id, p.scenario.text, p.scenario.base_dir) for p in todo.values()]
-    bar: ContextManager[SweepBar | None] = SweepBar(len(items), sweep.name) if wanted(progress) and items else nullcontext()
+    bar: ContextManager[SweepBar | LogProgress | None] = nullcontext()
+    if items and wanted(progress):
+        bar = SweepBar(len(items), sweep.name)
+    elif items and progress is True:
+        bar = LogProgress(len(items), f"sweep {sweep.name}", lambda line: print(line, file=sys.stderr, flush=True), every_s=10.0)
     results = executor.map(run_remote, items)
     try:
         with bar as b:

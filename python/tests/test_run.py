@@ -49,6 +49,38 @@ def test_sigint_during_a_run_stops_it_cleanly(toy: Scenario) -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handler is restored"
 
 
+def test_sigterm_during_a_run_stops_it_like_ctrl_c(toy: Scenario, tmp_path) -> None:
+    """Where the command line installed its SIGTERM handler, SIGTERM during a run stops
+    it cleanly: Terminated is raised, and no output or staging directory is left."""
+    from pl2.runner import Terminated, raise_terminated
+
+    def cb(*a: object) -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        with pytest.raises(Terminated):
+            pl2.run(toy, progress=cb, out=tmp_path / "o")
+        assert signal.getsignal(signal.SIGTERM) is raise_terminated, "the handler is restored"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert [p.name for p in tmp_path.iterdir()] == ["toy.toml"], "nothing written, no .partial directory"
+
+
+def test_log_lines_when_stderr_is_not_a_terminal() -> None:
+    """A plain progress line at most every 10 s of wall time, then one when writing."""
+    from pl2._progress import SimLog
+
+    lines: list[str] = []
+    log = SimLog(write=lines.append)
+    for wall in (0.5, 5.0, 10.2, 15.0, 20.1, 20.5):
+        log(int(wall * 1e8), 10**10, int(wall * 1e6), wall)
+    log.writing()
+    assert len(lines) == 3, lines
+    assert lines[0] == "pl2: simulated 1.02 ms of 10 ms (10%) in 10 s, 1.00 M events/s, about 90 s left", lines[0]
+    assert lines[-1] == "pl2: simulation done, writing tables"
+
+
 def test_callback_error_is_reraised(toy: Scenario) -> None:
     def cb(*a: object) -> bool:
         raise ZeroDivisionError("boom")
