@@ -44,6 +44,38 @@ CREATE = "CREATE TABLE IF NOT EXISTS runs (" + ", ".join(f"{n} {t}" for n, t in 
 UPSERT = f"INSERT OR REPLACE INTO runs ({', '.join(NAMES)}) VALUES ({', '.join('?' for _ in NAMES)})"
 
 
+#: The view with one column per sweep parameter beside the columns of `runs`.
+WIDE_VIEW = "runs_wide"
+
+
+def refresh_wide_view(con: Any) -> None:
+    """(Re)creates the view `runs_wide`: every column of `runs` plus one per parameter
+    key found in `params`, named by its override path (e.g. "workload.0.load"; SQL
+    quotes it: `ORDER BY "workload.0.load"`), typed DOUBLE where every value is a
+    number, BOOLEAN where every value is a boolean, else VARCHAR. A parameter named like
+    a column of `runs` is prefixed "params."."""
+    keys = [r[0] for r in con.execute("SELECT DISTINCT unnest(json_keys(params)) AS k FROM runs ORDER BY k").fetchall()]
+    columns = []
+    for k in keys:
+        path = "$." + json.dumps(k)
+        types = {r[0] for r in con.execute("SELECT DISTINCT json_type(json_extract(params, ?)) FROM runs", [path]).fetchall()} - {None, "NULL"}
+        expr = f"json_extract(params, '{_sql_text(path)}')"
+        if types and types <= {"BIGINT", "UBIGINT", "DOUBLE"}:
+            expr = f"CAST({expr} AS DOUBLE)"
+        elif types == {"BOOLEAN"}:
+            expr = f"CAST({expr} AS BOOLEAN)"
+        else:
+            expr = f"json_extract_string(params, '{_sql_text(path)}')"
+        name = k if k not in NAMES else f"params.{k}"
+        columns.append(f"{expr} AS {json.dumps(name)}")
+    con.execute(f"CREATE OR REPLACE VIEW {WIDE_VIEW} AS SELECT runs.*{''.join(', ' + c for c in columns)} FROM runs")
+
+
+def _sql_text(s: str) -> str:
+    """`s` inside a single-quoted SQL string."""
+    return s.replace("'", "''")
+
+
 def split_run_id(run_id: str) -> tuple[str, str]:
     """(scenario_hash, code_hash) of `<scenario_hash>-<code_hash>`."""
     scenario_hash, sep, code_hash = run_id.partition("-")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from pl2._catalogue import HEADLINE
+from pl2._units import quantity
 
 # Two-sided 95% quantiles t(0.975, df) for df = 1..30 (standard tables); beyond 30 the
 # normal quantile 1.960 is used.
@@ -32,7 +33,8 @@ def summarise(df: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     columns `by` and gives, per headline figure F present, `F_mean` and `F_ci95` (half
     width of the 95% CI of the mean, Student's t; null with one sample) and `F_n`.
     p99.9 latency only counts runs with msg_count ≥ 10⁴. Units are the figures' own
-    (ps, Gbps, counts). Also `runs`: done runs in the group."""
+    (ps, Gbps, counts). Also `runs`: done runs in the group. Groups are ordered by
+    `by`, quantity strings by value ("256KiB" before "1MiB")."""
     missing = [c for c in by if c not in df.columns]
     if missing:
         raise KeyError(f"summarise: no column(s) {', '.join(missing)}; columns are: {', '.join(df.columns)}")
@@ -54,4 +56,17 @@ def summarise(df: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
         ci.append(pl.when(n >= 2).then(t * pl.col(f"_{f}_sd") / n.cast(pl.Float64).sqrt()).alias(f"{f}_ci95"))
     out = out.with_columns(ci).drop([f"_{f}_sd" for f in figures])
     ordered = list(by) + ["runs"] + [c for f in figures for c in (f"{f}_mean", f"{f}_ci95", f"{f}_n")]
-    return out.select(ordered).sort(list(by)) if by else out.select(ordered)
+    out = out.select(ordered)
+    return out.sort([_sort_key(out[c]) for c in by]) if by else out
+
+
+def _sort_key(col: pl.Series) -> pl.Series:
+    """A column to order groups by: quantity strings of one kind ("256KiB", "1MiB") by
+    their value, not as text; anything else as it is."""
+    if col.dtype != pl.Utf8:
+        return col
+    parsed = [None if v is None else quantity(v) for v in col.to_list()]
+    kinds = {p[0] for p in parsed if p is not None}
+    if len(kinds) != 1 or any(p is None and v is not None for p, v in zip(parsed, col.to_list())):
+        return col
+    return pl.Series(col.name, [None if p is None else p[1] for p in parsed], dtype=pl.Float64)

@@ -71,6 +71,7 @@ class Store:
         try:
             with self._connect() as con:
                 con.execute(cat.CREATE)
+                cat.refresh_wide_view(con)
                 listed = {r[0] for r in con.execute("SELECT run_id FROM runs").fetchall()}
         except (duckdb.Error, StoreError) as e:
             if isinstance(e, StoreError) and "lock" in str(e).lower():
@@ -195,10 +196,14 @@ class Store:
         with self._connect() as con:
             con.execute("BEGIN TRANSACTION")
             con.executemany(cat.UPSERT, [cat.values(r) for r in rows])
+            cat.refresh_wide_view(con)
             con.execute("COMMIT")
 
     def query(self, sql: str, parameters: Sequence[Any] | None = None) -> pl.DataFrame:
-        """Runs SQL on the catalogue (table `runs`) and returns the result."""
+        """Runs SQL on the catalogue and returns the result: table `runs` (parameters as
+        one JSON column, `params`) or view `runs_wide` (the same plus one column per
+        parameter, so SQL can filter and order by them: `SELECT * FROM runs_wide WHERE
+        "workload.0.load" > 0.5 ORDER BY "workload.0.load"`)."""
         with self._connect(read_only=True) as con:
             rel = con.sql(sql, params=list(parameters) if parameters else None)
             table = rel.to_arrow_table() if hasattr(rel, "to_arrow_table") else rel.arrow()
@@ -232,6 +237,7 @@ class Store:
             con.execute("DELETE FROM runs")
             if rows:
                 con.executemany(cat.UPSERT, [cat.values(r) for r in rows.values()])
+            cat.refresh_wide_view(con)
             con.execute("COMMIT")
         return len(rows)
 

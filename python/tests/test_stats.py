@@ -66,3 +66,13 @@ def test_large_n_uses_normal_quantile() -> None:
 def test_unknown_column() -> None:
     with pytest.raises(KeyError, match="no column\\(s\\) colour"):
         summarise(_runs(), by=["colour"])
+
+
+def test_groups_are_ordered_by_value_not_text() -> None:
+    """Quantity strings sort by what they mean: 256KiB < 1MiB < 2MiB (as text, 1MiB came
+    first and 256KiB in the middle)."""
+    df = pl.DataFrame({"size": ["1MiB", "256KiB", "2MiB", "512B"], "rate": ["100Gbps", "25Gbps", "1Tbps", "400Mbps"], "slowdown_p99": [1.0, 2.0, 3.0, 4.0]})
+    assert summarise(df, by=["size"])["size"].to_list() == ["512B", "256KiB", "1MiB", "2MiB"]
+    assert summarise(df, by=["rate"])["rate"].to_list() == ["400Mbps", "25Gbps", "100Gbps", "1Tbps"]
+    mixed = pl.DataFrame({"x": ["10us", "2KiB", "b", "a"], "slowdown_p99": [1.0, 2.0, 3.0, 4.0]})
+    assert summarise(mixed, by=["x"])["x"].to_list() == ["10us", "2KiB", "a", "b"], "not one kind of quantity: as text"

@@ -185,3 +185,12 @@ def test_root_is_a_file(tmp_path: Path) -> None:
     with pytest.raises(OutputPathError, match="exists and is not a directory"):
         open_store(tmp_path / "f")
     assert (tmp_path / "f").read_text() == "", "the file is untouched"
+
+
+def test_parameters_are_columns_for_sql(toy: Scenario, tmp_path: Path) -> None:
+    store = open_store(tmp_path / "store")
+    for load, rate in ((0.5, "100Gbps"), (0.2, "25Gbps"), (0.9, "10Gbps")):
+        _done(store, toy.with_overrides({"workload.0.load": load}), {"workload.0.load": load, "network.link.rate": rate, "seed": 1})
+    df = store.query('SELECT "workload.0.load", "network.link.rate", "params.seed" FROM runs_wide WHERE "workload.0.load" > 0.3 ORDER BY "workload.0.load" DESC')
+    assert df.rows() == [(0.9, "10Gbps", 1.0), (0.5, "100Gbps", 1.0)]
+    assert store.query("SELECT * FROM runs_wide").schema["workload.0.load"] == pl.Float64
