@@ -366,12 +366,12 @@ def test_reproduce_follows_the_rule(home: Path, figures: None) -> None:
     (home / "repro" / "notes.md").write_text("notes\n")
     (home / "repro" / "fb").mkdir()
     (home / "repro" / "fb" / "fb.csv").write_text("the user's\n")
-    kept = _snapshot(home)
+    users = {"repro/notes.md": b"notes\n", "repro/fb/fb.csv": b"the user's\n"}
     with pytest.raises(OutputPathError, match="fb.csv exists and pl2 did not write it"):
         rep.reproduce(["fb"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
-    _assert_kept(kept, home)
+    _assert_kept(users, home)
     rep.reproduce(["fa"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
-    _assert_kept({"repro/notes.md": b"notes\n", "repro/fb/fb.csv": b"the user's\n"}, home)
+    _assert_kept(users, home)
     # With --force, reproducing into the user's directory adds files beside theirs.
     r = runner.invoke(app, ["reproduce", "fa", "--quick", "--out", "sub", "--workers", "1", "--force"])
     assert r.exit_code == 0, r.output
