@@ -40,6 +40,10 @@ EXIT_TERMINATED = 143
 _FORCE_HELP = ("write into an existing directory beside files pl2 did not write; pl2 still replaces only files it "
                "wrote, and never writes into /, your home, the working directory or its parents")
 
+#: Width `pl2 inspect` prints its tables in, at least: the trace table's columns are not
+#: cut in an 80-column terminal or log.
+_WIDE_COLUMNS = 240
+
 #: Rows of each table `pl2 inspect` prints.
 _INSPECT_ROWS = 50
 
@@ -226,6 +230,11 @@ def plot(
     r = RunResult.load(run_dir)
     if kind is Kind.probes and flow is None:
         raise ScenarioError("--kind probes needs --flow ID (a flow id from probes.parquet)")
+    if kind is Kind.probes:
+        flows = r.tables["probes"]["flow"].unique().sort() if "probes" in r.tables else pl.Series([], dtype=pl.UInt32)
+        if flow not in flows.to_list():
+            have = f"flows {flows.min()}..{flows.max()}" if flows.len() else "no probes (metrics.probes = false?)"
+            raise ScenarioError(f"--flow {flow}: {run_dir} has no probes for that flow (it has {have})")
     makers = {
         Kind.probes: lambda res: plots.probes_over_time(res, flow=flow or 0),
         Kind.latency_cdf: plots.latency_cdf,
@@ -247,20 +256,21 @@ def plot(
 @_exit_codes
 def inspect(
     run_dir: Annotated[Path, typer.Argument(help="run directory")],
-    flow: Annotated[int, typer.Option("--flow", help="message id")],
+    flow: Annotated[int, typer.Option("--message", "--flow", help="the message's id (column `id` of messages.parquet; --flow is the old name)")],
 ) -> None:
     """Print one message's row, the drops of its frames, its flow's probes and its
-    packet trace (the trace needs `[metrics.trace]` in the scenario)."""
+    packet trace (the trace needs a \\[metrics.trace] table in the scenario). Tables are
+    printed whole, however wide."""
     r = RunResult.load(run_dir)
     msg = r.messages.filter(pl.col("id") == flow)
     if msg.height == 0:
         ids = r.messages["id"]
         have = f"ids {ids.min()}..{ids.max()}" if ids.len() else "no messages"
-        raise ScenarioError(f"--flow {flow}: no message with that id in {run_dir} (it has {have})")
+        raise ScenarioError(f"--message {flow}: no message with that id in {run_dir} (it has {have})")
     t = Table(title=f"message {flow}", show_header=False)
     for k, v in msg.row(0, named=True).items():
         t.add_row(k, str(v))
-    console = _out()
+    console = Console(highlight=False, width=max(_out().width, _WIDE_COLUMNS))
     console.print(t)
     for name, column, what in (("drops", "msg_id", "drops"), ("probes", "flow", "probe values"), ("trace", "flow", "traced frame events")):
         rows = r.tables[name].filter(pl.col(column) == flow) if name in r.tables else pl.DataFrame()

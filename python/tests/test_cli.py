@@ -49,6 +49,12 @@ def test_show(toy: Scenario, tmp_path: Path) -> None:
     assert runner.invoke(app, ["show", str(_bad(tmp_path))]).exit_code == EXIT_INVALID
 
 
+def test_inspect_help_keeps_the_table_name() -> None:
+    """Rich markup once swallowed `[metrics.trace]` from the help text."""
+    r = runner.invoke(app, ["inspect", "--help"], terminal_width=200)
+    assert "[metrics.trace]" in r.output and "--message" in r.output
+
+
 def test_usage_error_is_2() -> None:
     assert runner.invoke(app, ["run"]).exit_code == 2
 
@@ -58,9 +64,12 @@ def test_run_inspect_plot_rerun(toy: Scenario, tmp_path: Path) -> None:
     r = runner.invoke(app, ["run", str(scen), "--out", str(out), "--seed", "3"])
     assert r.exit_code == 0, r.output
     assert "latency p99 (µs)" in r.output and (out / "messages.parquet").is_file()
-    r = runner.invoke(app, ["inspect", str(out), "--flow", "5"])
+    r = runner.invoke(app, ["inspect", str(out), "--message", "5"])
     assert r.exit_code == 0 and "size_bytes" in r.output
-    assert runner.invoke(app, ["inspect", str(out), "--flow", "99999"]).exit_code == EXIT_INVALID
+    assert r.output == runner.invoke(app, ["inspect", str(out), "--flow", "5"]).output, "--flow is the old name of --message"
+    assert max(len(line) for line in r.output.splitlines()) > 80 or "…" not in r.output, "tables are not cut to 80 columns"
+    r = runner.invoke(app, ["inspect", str(out), "--message", "99999"])
+    assert r.exit_code == EXIT_INVALID and "--message 99999: no message with that id" in r.output
     r = runner.invoke(app, ["plot", str(out), "--kind", "latency_cdf", "--out", str(tmp_path / "fig")])
     assert r.exit_code == 0 and (tmp_path / "fig.png").is_file() and (tmp_path / "fig.svg").is_file()
     assert runner.invoke(app, ["plot", str(out), "--kind", "queue", "--out", str(tmp_path / "q.svg")]).exit_code == 0

@@ -209,3 +209,18 @@ def _wait_group_gone(pgid: int, timeout_s: float = 10.0) -> None:
             os.killpg(pgid, signal.SIGKILL)
             pytest.fail(f"processes outlived the killed sweep driver:\n{left}")
         time.sleep(0.05)
+
+
+def test_a_probe_plot_of_a_missing_flow_is_an_error(scenario: Path, tmp_path: Path) -> None:
+    """It used to write an empty figure and exit 0."""
+    run = tmp_path / "run"
+    tcp = tmp_path / "tcp.toml"
+    tcp.write_text(scenario.read_text() + '\n[transport]\nkind = "tcp"\n')
+    pl2.run(tcp, progress=False, out=run)
+    flows = pl2.RunResult.load(run).probes["flow"].unique().sort().to_list()
+    assert flows, "the test scenario publishes probes"
+    r = CliRunner().invoke(app, ["plot", str(run), "--kind", "probes", "--flow", str(max(flows) + 1000), "--out", str(tmp_path / "p")])
+    assert r.exit_code == 2 and "has no probes for that flow" in r.output, r.output
+    assert not (tmp_path / "p.png").exists()
+    r = CliRunner().invoke(app, ["plot", str(run), "--kind", "probes", "--flow", str(flows[0]), "--out", str(tmp_path / "p")])
+    assert r.exit_code == 0, r.output
