@@ -1,5 +1,5 @@
 """The `pl2` command line (typer). Commands: run, validate, show, sweep, plot, inspect,
-rerun, reproduce. Errors are printed as one `error: ...` line on stderr naming what to fix.
+rerun, compare, reproduce. Errors are printed as one `error: ...` line on stderr naming what to fix.
 
 Exit codes: 0 success; 1 a run failed, a sweep had failed runs, a rerun differs, or the
 native module is missing; 2 invalid input (scenario, spec, path or option);
@@ -317,6 +317,58 @@ def rerun(
     typer.echo("identical" if same else "differs")
     if not same:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _fmt_cell(v: float | None, percent: bool) -> str:
+    """A figure for a table: whole numbers with thousands separators, others to 4
+    significant digits; a difference in percent with its sign."""
+    if v is None:
+        return "–"
+    if percent:
+        return f"{v:+.1f}%"
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:,.0f}" if abs(v) >= 1e4 else f"{v:.4g}"
+
+
+@app.command()
+@_exit_codes
+def compare(
+    run_dirs: Annotated[list[Path], typer.Argument(metavar="RUN RUN...", help="run directories (the first is the reference)", show_default=False)],
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="also write the overlaid latency CDFs and slowdown-by-size curves here (a new directory, or one pl2 made)")] = None,
+    force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
+) -> None:
+    """Runs side by side: headline figures with each run's difference from the first in
+    percent; with --out, their latency CDFs and slowdowns by size overlaid."""
+    from pl2 import compare as cmp
+    from pl2 import outdir
+
+    if len(run_dirs) < 2:
+        raise ScenarioError("pl2 compare needs at least two run directories")
+    labels = cmp.labels_for([str(d) for d in run_dirs])
+    results = {label: RunResult.load(d) for label, d in zip(labels, run_dirs)}
+    target = outdir.prepare(out, "compare", force=force) if out is not None else None
+    df = cmp.compare(results)
+    t = Table(title="runs compared (Δ%: against " + labels[0] + ")")
+    for c in df.columns:
+        t.add_column(c, justify="left" if c == "figure" else "right")
+    for row in df.iter_rows(named=True):
+        t.add_row(row["figure"], *(_fmt_cell(row[c], c.startswith("Δ% ")) for c in df.columns[1:]))
+    Console(highlight=False, width=max(_out().width, _WIDE_COLUMNS)).print(t)
+    if target is not None:
+        figures = {"latency_cdf": plots.latency_cdf(results), "slowdown_by_size": plots.slowdown_by_size(results)}
+        for name in figures:
+            for fmt in plots.FORMATS:
+                target.claim(f"{name}.{fmt}")
+        try:
+            target.save()
+        except OSError as e:
+            raise outdir.os_error(target.path, e) from None
+        written = [p for name, fig in figures.items() for p in plots.save(fig, target.path / name)]
+        target.claim("compare.csv")
+        df.write_csv(target.path / "compare.csv")
+        target.save()
+        typer.echo("written " + ", ".join(str(p) for p in written + [target.path / "compare.csv"]))
 
 
 @app.command()

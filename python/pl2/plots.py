@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from pl2 import outdir
 from pl2.results import RunResult
@@ -44,60 +45,106 @@ def _window_ps(starts: pl.Series, given: int | None) -> int:
     return int(gaps.min())
 
 
+def _plain_log_ticks(ax: Axes, axis: str = "x") -> None:
+    """Log-axis ticks labelled as plain numbers (1, 10, 100) instead of powers of ten;
+    at 1, 2 and 5 of every decade when the axis spans two decades or less, so a short
+    range still has labels. Call after plotting."""
+    target = ax.xaxis if axis == "x" else ax.yaxis
+    ax.autoscale_view()
+    lo, hi = sorted(target.get_view_interval())
+    decades = np.log10(hi / lo) if lo > 0 else np.inf
+    target.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 2 else (1.0,)))
+    target.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    target.set_minor_formatter(NullFormatter())
+
+
+def _as_runs(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl.DataFrame) -> dict[str, RunResult | pl.DataFrame]:
+    return dict(results) if isinstance(results, Mapping) else {"": results}
+
+
+def _title(runs: Mapping[str, RunResult | pl.DataFrame], what: str) -> str:
+    names = [r.name for label, r in runs.items() if not label and isinstance(r, RunResult)]
+    return f"{what}: {names[0]}" if names else what
+
+
+def _measured(r: RunResult | pl.DataFrame) -> pl.DataFrame:
+    m = _frame(r, "messages")
+    return m.filter(pl.col("in_window")) if "in_window" in m.columns else m
+
+
 def latency_cdf(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl.DataFrame, log: bool = True) -> Figure:
     """CDF of message latency (µs) of the messages in the measurement window; one curve
     per labelled result. Unfinished messages count as infinitely late, so a curve tops
-    out at the fraction of messages that finished."""
-    runs = results if isinstance(results, Mapping) else {"": results}
+    out at the fraction of messages that finished; its legend then says how many did
+    not. Titled with the run's name."""
+    runs = _as_runs(results)
     fig, ax = _figure()
+    labelled = False
     for label, r in runs.items():
-        m = _frame(r, "messages")
-        if "in_window" in m.columns:
-            m = m.filter(pl.col("in_window"))
+        m = _measured(r)
         lat = np.sort(m["latency_ps"].drop_nulls().to_numpy().astype(float)) / PS_PER_US
+        unfinished = m.height - lat.size
+        text = label + (f" ({unfinished} of {m.height} unfinished)" if unfinished else "")
+        labelled |= bool(text)
         if lat.size:
-            ax.step(lat, np.arange(1, lat.size + 1) / m.height, where="post", label=label or None)
+            ax.step(lat, np.arange(1, lat.size + 1) / m.height, where="post", label=text or None)
+        elif text:
+            ax.plot([], [], label=text)
     if log:
         ax.set_xscale("log")
+        _plain_log_ticks(ax)
     ax.set_xlabel("message latency (µs)")
     ax.set_ylabel("fraction of messages")
     ax.set_ylim(0, 1.0)
+    ax.set_title(_title(runs, "latency CDF"))
     ax.grid(True, which="both", alpha=0.3)
-    if any(runs):
+    if labelled:
         ax.legend()
     return fig
 
 
-def slowdown_by_size(result: RunResult | pl.DataFrame, bins: int | Sequence[float] = 10) -> Figure:
-    """p50 and p99 slowdown (latency / ideal latency) per message-size bin. `bins`: a
-    number of log-spaced bins, or bin edges in bytes."""
-    m = _frame(result, "messages").filter(pl.col("slowdown").is_not_null())
-    if "in_window" in m.columns:
-        m = m.filter(pl.col("in_window"))
-    size = m["size_bytes"].to_numpy().astype(float)
-    sd = m["slowdown"].to_numpy().astype(float)
+def slowdown_by_size(results: Mapping[str, RunResult | pl.DataFrame] | RunResult | pl.DataFrame, bins: int | Sequence[float] = 10) -> Figure:
+    """p50 (dashed) and p99 (solid) slowdown (latency / ideal latency) per message-size
+    bin, one pair of curves per labelled result, and below them the number of finished
+    messages in each bin (a percentile of few messages is noisy). `bins`: a number of
+    log-spaced bins over all results' sizes, or bin edges in bytes."""
+    runs = _as_runs(results)
+    frames = {label: _measured(r).filter(pl.col("slowdown").is_not_null()) for label, r in runs.items()}
+    sizes = np.concatenate([m["size_bytes"].to_numpy().astype(float) for m in frames.values()] or [np.array([])])
     if isinstance(bins, int):
-        lo, hi = (size.min(), size.max()) if size.size else (1.0, 2.0)
+        lo, hi = (sizes.min(), sizes.max()) if sizes.size else (1.0, 2.0)
         edges = np.geomspace(max(lo, 1.0), max(hi, lo * 1.0001, 1.0001), bins + 1)
     else:
         edges = np.asarray(bins, dtype=float)
-    which = np.clip(np.searchsorted(edges, size, side="right") - 1, 0, len(edges) - 2)
-    centres, p50, p99 = [], [], []
-    for b in range(len(edges) - 1):
-        s = sd[which == b]
-        if s.size:
-            centres.append(float(np.sqrt(edges[b] * edges[b + 1])) if edges[b] > 0 else float(edges[b + 1]) / 2)
-            p50.append(float(np.percentile(s, 50)))
-            p99.append(float(np.percentile(s, 99)))
-    fig, ax = _figure()
-    ax.plot(centres, p50, marker="o", label="p50")
-    ax.plot(centres, p99, marker="s", label="p99")
+    centres_all = np.array([np.sqrt(edges[b] * edges[b + 1]) if edges[b] > 0 else edges[b + 1] / 2 for b in range(len(edges) - 1)])
+    fig = Figure(figsize=(7, 5.5), layout="constrained")
+    ax, cnt = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
+    for i, (label, m) in enumerate(frames.items()):
+        size = m["size_bytes"].to_numpy().astype(float)
+        sd = m["slowdown"].to_numpy().astype(float)
+        which = np.clip(np.searchsorted(edges, size, side="right") - 1, 0, len(edges) - 2)
+        counts = np.bincount(which, minlength=len(edges) - 1)
+        have = counts > 0
+        p50 = [float(np.percentile(sd[which == b], 50)) for b in np.flatnonzero(have)]
+        p99 = [float(np.percentile(sd[which == b], 99)) for b in np.flatnonzero(have)]
+        colour = f"C{i}"
+        prefix = f"{label} " if label else ""
+        ax.plot(centres_all[have], p50, marker="o", ls="--", color=colour, label=f"{prefix}p50")
+        ax.plot(centres_all[have], p99, marker="s", ls="-", color=colour, label=f"{prefix}p99")
+        cnt.step(edges, np.append(counts, counts[-1] if counts.size else 0), where="post", color=colour)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
+    _plain_log_ticks(ax, "y")
     ax.set_ylabel("slowdown (latency / ideal latency)")
+    ax.set_title(_title(runs, "slowdown by message size"))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small", ncols=2 if len(frames) > 1 else 1)
+    cnt.set_yscale("log")
+    _plain_log_ticks(cnt, "y")
+    _plain_log_ticks(cnt, "x")
+    cnt.set_xlabel("message size (bytes)")
+    cnt.set_ylabel("messages per bin")
+    cnt.grid(True, which="both", alpha=0.3)
     return fig
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import tomllib
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
@@ -139,6 +140,15 @@ class RunResult:
     def scenario(self) -> str:
         """The canonical scenario TOML this run used."""
         return str(self.summary.get("scenario", ""))
+
+    @property
+    def name(self) -> str:
+        """The scenario's `name`, or its hash if it has none (for titles and legends)."""
+        try:
+            name = tomllib.loads(self.scenario).get("name")
+        except tomllib.TOMLDecodeError:
+            name = None
+        return str(name) if name else self.scenario_hash
 
     @property
     def scenario_hash(self) -> str:

@@ -122,3 +122,30 @@ def test_native_missing_is_exit_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "pl2._native", None)
     r = runner.invoke(app, ["validate", str(tmp_path / "toy.toml")])
     assert r.exit_code == EXIT_FAILED and "maturin develop" in r.output
+
+
+def test_compare_sets_runs_side_by_side(toy: Scenario, tmp_path: Path) -> None:
+    scen = tmp_path / "toy.toml"
+    for seed in (1, 2):
+        assert runner.invoke(app, ["run", str(scen), "--out", str(tmp_path / f"s{seed}"), "--seed", str(seed), "-q"]).exit_code == 0
+    r = runner.invoke(app, ["compare", str(tmp_path / "s1"), str(tmp_path / "s2"), "--out", str(tmp_path / "cmp")], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert "latency p99 (µs)" in r.output and "Δ% s2" in r.output
+    for f in ("latency_cdf.png", "latency_cdf.svg", "slowdown_by_size.png", "slowdown_by_size.svg", "compare.csv"):
+        assert (tmp_path / "cmp" / f).is_file(), f
+    assert runner.invoke(app, ["compare", str(tmp_path / "s1")]).exit_code == EXIT_INVALID
+
+
+def test_compare_table_by_hand() -> None:
+    from pl2 import RunResult
+    from pl2.compare import compare, labels_for
+
+    def run(p99_ps: float, drops: int) -> RunResult:
+        return RunResult({"messages": {"count": 10, "finished": 10, "latency_ps": {"p99": p99_ps}}, "drops": {"buffer_full": drops}, "sim_time_ps": 10**9}, {})
+
+    df = compare({"a": run(2e6, 4), "b": run(3e6, 0)})
+    row = {r[0]: r[1:] for r in df.iter_rows()}
+    assert row["latency p99 (µs)"] == (2.0, 3.0, 50.0)
+    assert row["drops (frames)"] == (4.0, 0.0, -100.0)
+    assert row["latency p50 (µs)"] == (None, None, None)
+    assert labels_for(["x/run", "y/run", "z"]) == ["x/run", "y/run", "z"]

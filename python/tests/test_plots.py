@@ -35,9 +35,25 @@ def test_latency_cdf(tmp_path: Path) -> None:
 
 def test_slowdown_by_size(tmp_path: Path) -> None:
     fig = plots.slowdown_by_size(_messages(1), bins=8)
-    assert len(fig.axes[0].lines) == 2 and "bytes" in fig.axes[0].get_xlabel()
+    assert len(fig.axes[0].lines) == 2 and "bytes" in fig.axes[1].get_xlabel()
     assert _png_size(fig, tmp_path, "sd") > 5000
     assert len(plots.slowdown_by_size(_messages(1), bins=[64, 1e5, 5e5, 1e6]).axes[0].lines[0].get_xdata()) == 3
+    # The lower panel counts the messages of each bin: all 2000, in the bins' order.
+    counts = plots.slowdown_by_size(_messages(1), bins=[64, 1e5, 5e5, 1e6 + 1]).axes[1].lines[0].get_ydata()[:-1]
+    m = _messages(1)
+    assert list(counts) == [int(((m["size_bytes"] >= lo) & (m["size_bytes"] < hi)).sum()) for lo, hi in ((64, 1e5), (1e5, 5e5), (5e5, 1e6 + 1))]
+    assert sum(counts) == 2000
+
+
+def test_overlays_and_legends_say_what_did_not_finish() -> None:
+    two = plots.slowdown_by_size({"a": _messages(1), "b": _messages(2)}, bins=4)
+    assert [ln.get_label() for ln in two.axes[0].lines] == ["a p50", "a p99", "b p50", "b p99"]
+    late = _messages(3).with_columns(pl.when(pl.int_range(pl.len()) < 50).then(None).otherwise(pl.col("latency_ps")).alias("latency_ps"))
+    fig = plots.latency_cdf({"a": _messages(1), "late": late})
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["a", "late (50 of 2000 unfinished)"]
+    assert fig.axes[0].lines[1].get_ydata().max() == pytest.approx(1950 / 2000), "the curve tops out at the finished share"
+    assert fig.axes[0].xaxis.get_major_formatter()(100.0, 0) == "100", "plain numbers on log axes"
 
 
 def test_goodput_over_time(tmp_path: Path) -> None:
