@@ -252,6 +252,34 @@ def plot(
     typer.echo("written " + ", ".join(str(p) for p in paths))
 
 
+@app.command("plot-sweep")
+@_exit_codes
+def plot_sweep(
+    store: Annotated[Path, typer.Argument(help="results store directory")],
+    x: Annotated[str, typer.Option("--x", help="the swept parameter on the x axis, e.g. workload.0.load")],
+    y: Annotated[str, typer.Option("--y", help="the figure on the y axis: a catalogue column, e.g. latency_p99_ps, slowdown_p99, goodput_gbps_total")],
+    out: Annotated[str, typer.Option("--out", "-o", help="output path; .png or .svg for one format, else both")],
+    by: Annotated[Optional[str], typer.Option("--by", help="one line per value of this parameter")] = None,
+    sweep_name: Annotated[Optional[str], typer.Option("--sweep", help="only the runs of this sweep")] = None,
+) -> None:
+    """Plot a figure against a swept parameter from a results store: mean and 95%
+    confidence interval over seeds, one line per value of --by."""
+    if not (store / "catalogue.duckdb").exists():
+        raise ScenarioError(f"{store} is not a results store (no catalogue.duckdb); make one with pl2 sweep ... --store {store}")
+    rows = open_store(store).load_all()
+    if sweep_name is not None:
+        rows = rows.filter(pl.col("sweep") == sweep_name)
+        if rows.height == 0:
+            raise ScenarioError(f"--sweep {sweep_name}: no runs of that sweep in {store}")
+    target = check_path_text(out)
+    fig = plots.sweep(rows, x, y, by)
+    if target.suffix in (".png", ".svg"):
+        paths = plots.save(fig, target.with_suffix(""), formats=(target.suffix[1:],))
+    else:
+        paths = plots.save(fig, target)
+    typer.echo("written " + ", ".join(str(p) for p in paths))
+
+
 @app.command()
 @_exit_codes
 def inspect(

@@ -229,6 +229,50 @@ def probes_over_time(result: RunResult | pl.DataFrame, flow: int, names: Sequenc
     return fig
 
 
+def sweep(rows: pl.DataFrame, x: str, y: str, by: str | None = None) -> Figure:
+    """A headline figure `y` (a catalogue column such as "latency_p99_ps" or
+    "goodput_gbps_total") against the swept parameter `x`, one line per value of the
+    parameter `by` (if given), each point the mean over seeds with its 95% confidence
+    interval (`pl2.summarise`). `rows`: catalogue rows, e.g. `store.load_all()` or what
+    `run_sweep` returns. Quantity strings ("256KiB", "10us") are placed by value, other
+    strings evenly; times in ps are shown in µs."""
+    from pl2.stats import summarise
+
+    for c in (x, y) + ((by,) if by else ()):
+        if c not in rows.columns:
+            raise KeyError(f"sweep plot: no column {c!r}; columns are: {', '.join(rows.columns)}")
+    s = summarise(rows, by=[x] + ([by] if by else []))
+    xs = s[x].unique(maintain_order=True).to_list()
+    place = _positions(xs)
+    scale, unit = (1 / PS_PER_US, " (µs)") if y.endswith("_ps") else (1.0, "")
+    fig, ax = _figure()
+    for g in s.partition_by(by, maintain_order=True) if by else [s]:
+        mean = g[f"{y}_mean"].to_numpy().astype(float) * scale
+        ci = g[f"{y}_ci95"].fill_null(0.0).to_numpy().astype(float) * scale
+        ax.errorbar([place[v] for v in g[x].to_list()], mean, yerr=ci, marker="o", capsize=3, label=f"{by} = {g[by][0]}" if by else None)
+    if any(isinstance(v, str) for v in xs):
+        ax.set_xticks([place[v] for v in xs], [str(v) for v in xs])
+    ax.set_xlabel(x)
+    ax.set_ylabel(f"{y}{unit}, mean ± 95% CI over seeds")
+    ax.grid(True, alpha=0.3)
+    if by:
+        ax.legend(fontsize="small")
+    return fig
+
+
+def _positions(values: list[object]) -> dict[object, float]:
+    """Where each swept value goes on the x axis: numbers at themselves, quantity
+    strings of one kind at their value, anything else at 0, 1, 2, ..."""
+    from pl2._units import quantity
+
+    if all(isinstance(v, (int, float)) for v in values):
+        return {v: float(v) for v in values}  # type: ignore[arg-type]
+    parsed = [quantity(v) if isinstance(v, str) else None for v in values]
+    if all(p is not None for p in parsed) and len({p[0] for p in parsed if p}) == 1:
+        return {v: p[1] for v, p in zip(values, parsed) if p}
+    return {v: float(i) for i, v in enumerate(values)}
+
+
 def save(fig: Figure, path_without_ext: str | os.PathLike[str], formats: Sequence[str] = FORMATS) -> list[Path]:
     """Writes `fig` as `<path>.png` and `<path>.svg` (no timestamps, so the same figure
     gives the same files); returns the paths. Both files name pl2 in their metadata;

@@ -149,3 +149,21 @@ def test_compare_table_by_hand() -> None:
     assert row["drops (frames)"] == (4.0, 0.0, -100.0)
     assert row["latency p50 (µs)"] == (None, None, None)
     assert labels_for(["x/run", "y/run", "z"]) == ["x/run", "y/run", "z"]
+
+
+def test_plot_sweep_from_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pl2.cli
+    from pl2 import SerialExecutor
+
+    monkeypatch.setattr(pl2.cli, "LocalExecutor", lambda workers: SerialExecutor())
+    (tmp_path / "base.toml").write_text('seed = 1\n\n[[workload]]\nload = 0.5\n')
+    (tmp_path / "s.toml").write_text('base = "base.toml"\nname = "loads"\nseeds = [1, 2]\n[grid]\n"workload.0.load" = [0.2, 0.5, 0.8]\n')
+    store = str(tmp_path / "store")
+    assert runner.invoke(app, ["sweep", str(tmp_path / "s.toml"), "--store", store, "-q"]).exit_code == 0
+    r = runner.invoke(app, ["plot-sweep", store, "--x", "workload.0.load", "--y", "latency_p99_ps", "--out", str(tmp_path / "fig.svg")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "fig.svg").is_file()
+    r = runner.invoke(app, ["plot-sweep", store, "--x", "workload.0.load", "--y", "nope", "--out", str(tmp_path / "f2")])
+    assert r.exit_code == EXIT_INVALID and "no column 'nope'" in r.output
+    r = runner.invoke(app, ["plot-sweep", str(tmp_path), "--x", "a", "--y", "b", "--out", str(tmp_path / "f3")])
+    assert r.exit_code == EXIT_INVALID and "is not a results store" in r.output

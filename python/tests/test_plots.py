@@ -92,3 +92,25 @@ def test_from_a_run_and_deterministic_files(toy: Scenario, tmp_path: Path) -> No
     a = plots.save(plots.latency_cdf(r), tmp_path / "x")
     b = plots.save(plots.latency_cdf(r), tmp_path / "y")
     assert [p.read_bytes() for p in a] == [p.read_bytes() for p in b]
+
+
+def test_sweep_plot_means_and_intervals_by_hand() -> None:
+    """Two seeds per point: the point is their mean and the bar t(1) × sd / √2."""
+    rows = pl.DataFrame({
+        "workload.0.load": [0.2, 0.2, 0.5, 0.5] * 2,
+        "network.switch.buffer": ["256KiB"] * 4 + ["1MiB"] * 4,
+        "status": ["done"] * 8,
+        "latency_p99_ps": [1e6, 3e6, 2e6, 2e6, 5e6, 5e6, 8e6, 10e6],
+    })
+    fig = plots.sweep(rows, x="workload.0.load", y="latency_p99_ps", by="network.switch.buffer")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["network.switch.buffer = 256KiB", "network.switch.buffer = 1MiB"]
+    first = ax.lines[0]
+    assert list(first.get_xdata()) == [0.2, 0.5] and list(first.get_ydata()) == pytest.approx([2.0, 2.0]), "µs"
+    bars = ax.collections[0].get_segments()
+    assert bars[0][1][1] - bars[0][0][1] == pytest.approx(2 * 12.706 * np.sqrt(2) / np.sqrt(2)), "± t(1)·sd/√2 around 2 µs"
+    by_size = plots.sweep(rows, x="network.switch.buffer", y="latency_p99_ps")
+    assert [t.get_text() for t in by_size.axes[0].get_xticklabels()] == ["256KiB", "1MiB"]
+    assert list(by_size.axes[0].lines[0].get_xdata()) == [262144.0, 1048576.0], "placed by value"
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        plots.sweep(rows, x="nope", y="latency_p99_ps")
