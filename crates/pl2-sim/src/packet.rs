@@ -3,7 +3,12 @@
 //! Protocol-specific header fields ride in `aux` (and rare, larger headers belong in a
 //! protocol's own side table keyed by packet id).
 
+use crate::framing::{Framing, L4Headers};
 use crate::units::SimTime;
+
+/// Transports one run can mix (the default and up to 7 more): a packet carries the
+/// index of the one that sent it in 3 bits ([`Packet::transport`]).
+pub const MAX_TRANSPORTS: usize = 8;
 
 /// No packet: the end of a list threaded through [`Packet::queue_next`].
 pub const NO_PKT: u32 = u32::MAX;
@@ -94,6 +99,54 @@ pub struct Packet {
 impl Packet {
     pub fn has(&self, flag: u8) -> bool {
         self.flags & flag != 0
+    }
+}
+
+/// A frame a transport asks the host to send. The engine fills in timestamps, wire
+/// size and routing.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct SendSpec {
+    pub dst: u32,
+    pub kind: PktKind,
+    pub prio: u8,
+    pub payload: u32,
+    pub l4: Option<L4Headers>,
+    pub msg: u32,
+    pub msg_gen: u16,
+    pub flow: u32,
+    pub seq: u32,
+    pub thread: u16,
+    pub flags: u8,
+    pub aux: u64,
+}
+
+impl SendSpec {
+    /// The frame this spec describes, sent by node `src` at `now` with the network's
+    /// framing.
+    pub fn to_packet(&self, src: u32, now: SimTime, framing: Framing) -> Packet {
+        let wire = framing.wire_bytes(self.l4.unwrap_or(L4Headers::None), self.payload as u64);
+        Packet {
+            created: now,
+            enqueued: now,
+            aux: self.aux,
+            src,
+            dst: self.dst,
+            msg: self.msg,
+            flow: self.flow,
+            seq: self.seq,
+            // Transports segment at the MTU, which the network's validation keeps at or
+            // below 65,000 B: a larger frame is a transport's bug, not bad input.
+            payload: u16::try_from(self.payload).expect("a frame's payload is at most the MTU"),
+            wire: u16::try_from(wire).expect("a frame is at most the MTU plus its framing"),
+            next_port: 0,
+            queue_next: NO_PKT,
+            msg_gen: self.msg_gen,
+            thread: self.thread,
+            kind: self.kind,
+            prio: self.prio,
+            flags: self.flags,
+            transport: 0,
+        }
     }
 }
 

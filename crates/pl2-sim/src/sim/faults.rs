@@ -4,7 +4,7 @@
 //! hooks circuit switches and dynamic buffers build on). Protocol tests use these to
 //! force each recovery path.
 
-use super::build::invalid;
+use crate::error::invalid;
 use super::*;
 use crate::engine::Ev;
 use crate::metrics::DropReason;

@@ -18,8 +18,9 @@ mod run;
 mod switch;
 mod trace;
 
-pub use build::BuildError;
+pub use crate::error::BuildError;
 pub use faults::FaultSpec;
+pub use crate::packet::MAX_TRANSPORTS;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
 
 use crate::config::NetworkConfig;
@@ -32,45 +33,12 @@ use crate::net::routing::RoutingTable;
 use crate::net::topology::Graph;
 use crate::packet::{PacketArena, PktId};
 use crate::rng::SimRng;
-use crate::transport::raw::RawConfig;
-use crate::transport::{Actions, HostTransport};
+use crate::transport::{Actions, HostTransport, ModuleStats};
+pub use crate::transport::TransportConfig;
 use crate::units::{BitsPerSec, Duration, SimTime};
 use crate::workload::MessageSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-/// A transport, selected by `kind`: the scenario's default `[transport]` or one of its
-/// named `[transports.NAME]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TransportConfig {
-    /// Raw Ethernet / UDP, no congestion control.
-    Raw(RawConfig),
-    /// PL2 rack-scale scheduling (single rack; the ToR runs the scheduler).
-    Pl2(crate::transport::pl2::Pl2Config),
-    /// RDS, the PL2 paper's receiver-driven baseline (modelled after Homa).
-    Rds(crate::transport::rds::RdsConfig),
-    /// TCP (NewReno, CUBIC, DCTCP or no congestion control; SACK, delayed ACKs).
-    Tcp(crate::transport::tcp::TcpConfig),
-}
-
-impl TransportConfig {
-    /// Headers between Ethernet and the payload of data frames.
-    pub fn l4(&self) -> crate::framing::L4Headers {
-        match self {
-            TransportConfig::Raw(c) => c.l4(),
-            TransportConfig::Pl2(c) => c.l4(),
-            TransportConfig::Rds(c) => c.l4(),
-            TransportConfig::Tcp(c) => c.l4(),
-        }
-    }
-}
-
-impl Default for TransportConfig {
-    fn default() -> Self {
-        TransportConfig::Raw(RawConfig::default())
-    }
-}
 
 /// Where messages come from. `transport` is the index of the transport its messages use
 /// (see [`SimSpec::transports`]).
@@ -186,9 +154,6 @@ pub struct SimSpec {
     pub metrics: MetricsConfig,
 }
 
-/// Transports one run can mix (the default and up to 7 more).
-pub const MAX_TRANSPORTS: usize = 8;
-
 /// Who owns an egress port.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Owner {
@@ -247,7 +212,7 @@ pub(crate) struct Host {
 pub(crate) struct Switch {
     pub node: u32,
     pub cfg: crate::config::SwitchConfig,
-    pub program: crate::net::program::SwitchProgram,
+    pub program: crate::programs::SwitchProgram,
     pub buffer: SharedBuffer,
     pub rng: SimRng,
     pub ecmp_seed: u64,
@@ -400,55 +365,15 @@ impl Simulation {
     pub fn port_queued(&self, port: u32) -> u64 {
         self.ports[port as usize].queued
     }
-    /// PL2 counters (all zero unless the transport is PL2 or TCP over PL2): the ToR schedulers' counters
-    /// including the holes, program drops, and the hosts' sender/receiver counters.
-    pub fn pl2_stats(&self) -> crate::transport::pl2::Pl2Stats {
-        use crate::net::program::SwitchProgram;
-        let mut st = crate::transport::pl2::Pl2Stats::default();
+    /// Every module's counters summed over the run, by module (`None`: the run does not
+    /// use it): each switch program's, then each host instance's.
+    pub fn module_stats(&self) -> ModuleStats {
+        let mut st = ModuleStats::default();
         for sw in &self.switches {
-            if let SwitchProgram::Pl2(p) = &sw.program {
-                st.arrival_error.merge(&p.arrival);
-                let a = p.stats();
-                let t = &mut st.switch;
-                t.rsvs += a.rsvs;
-                t.grants += a.grants;
-                t.granted_packets += a.granted_packets;
-                t.partial_grants += a.partial_grants;
-                t.rejects += a.rejects;
-                t.grt_copies += a.grt_copies;
-                t.data_packets += a.data_packets;
-                t.unsolicited_passed += a.unsolicited_passed;
-                t.unsolicited_dropped += a.unsolicited_dropped;
-                t.counter_drift_packets += a.counter_drift_packets;
-                t.decrement_saturations += a.decrement_saturations;
-                t.suppressed_decrements += a.suppressed_decrements;
-                t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
-                t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
-                t.cancels += a.cancels;
-                t.cancelled_packets += a.cancelled_packets;
-            }
+            sw.program.report(&mut st, &self.counters);
         }
-        st.program_drops = self.counters.drops[crate::metrics::DropReason::Program as usize];
         for t in &self.transports {
-            let (s, r) = match t {
-                HostTransport::Pl2(h) => {
-                    st.late_frames += h.stats().late_frames;
-                    (h.sender_stats(), h.receiver_stats())
-                }
-                HostTransport::Tcp(h) => match h.pl2_layer() {
-                    Some(l) => (l.sender_stats(), l.receiver_stats()),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            st.bursts += s.bursts;
-            st.rsvs += s.rsvs;
-            st.rsv_retries += s.rsv_retries;
-            st.unsolicited_bursts += s.unsolicited_bursts;
-            st.resent_bursts += s.resent_bursts;
-            st.stale_grts += s.stale_grts;
-            st.cancels_sent += s.cancels_sent;
-            st.duplicates += r.duplicates;
+            t.report(&mut st);
         }
         st
     }

@@ -7,7 +7,7 @@ use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
 use crate::transport::Protocol;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
-use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
+use crate::net::program::{ProgramIo, Verdict};
 use crate::packet::{flags, PktKind};
 
 impl Simulation {
@@ -55,9 +55,9 @@ impl Simulation {
                     self.arena.prefetch(next);
                 }
                 let ingress = self.arena.get(pkt).next_port;
-                if let crate::net::program::SwitchProgram::Pl2(_) = self.switches[index as usize].program {
-                    let now = self.now;
-                    self.switches[index as usize].program.on_dequeue(now, self.arena.get(pkt));
+                let program = &mut self.switches[index as usize].program;
+                if program.wants_dequeue() {
+                    program.on_dequeue(self.now, self.arena.get(pkt));
                 }
                 if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.switches[index as usize].cfg.ecn {
                     self.maybe_mark(port, pkt);

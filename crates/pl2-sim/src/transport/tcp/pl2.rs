@@ -34,7 +34,7 @@
 //! Probes: PL2's per-burst probes (`pl2_rsv_grt_ps`, `pl2_wait_ps`, `pl2_chosen_slots`,
 //! ..., flow = burst id, `pl2_msg` = the burst's internal message id) beside TCP's
 //! per-connection ones (flow = the connection). Counters: [`Pl2LayerStats`], and the PL2
-//! sender/receiver/ToR counters in [`crate::sim::Simulation::pl2_stats`].
+//! sender/receiver counters, added to PL2's ([`crate::transport::pl2::Pl2Stats`], summary key `pl2`).
 //!
 //! Loss recovery stays TCP's (SACK, RTO): a segment lost on a link is resent by TCP and
 //! scheduled again like any other. Its reservation stays charged at the switch if it was
