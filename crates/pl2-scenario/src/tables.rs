@@ -571,8 +571,9 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordB
             pl2_sim::packet::PktKind::Ack => "ack",
             pl2_sim::packet::PktKind::Control => "control",
         });
-        prio.append_value(r.packet.prio);
-        flags.append_value(r.packet.flags);
+        prio.append_value(r.packet.prio());
+        // Engine and protocol flags in one column: their bits in use do not overlap.
+        flags.append_value(r.packet.flags | r.packet.proto);
     }
     batch(
         vec![

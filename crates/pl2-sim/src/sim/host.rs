@@ -196,7 +196,7 @@ impl Simulation {
             host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
             group_ready = group_ready.max(host.tx_cpu_free);
             let mut p = s.to_packet(h, now, framing);
-            p.transport = tp;
+            p.set_transport(tp);
             let id = self.arena.alloc(p);
             self.counters.packets_created += 1;
             if let Some(bd) = self.breakdown.as_mut() {
@@ -242,7 +242,7 @@ impl Simulation {
             self.hosts[h as usize].txline.pop_front();
             let p = self.arena.get_mut(pkt);
             p.enqueued = now;
-            let (prio, thread, end, wire) = (p.prio, p.thread, p.has(flags::BURST_END), p.wire as u64);
+            let (prio, thread, end, wire) = (p.prio(), p.thread, p.has(flags::BURST_END), p.wire as u64);
             self.hosts[h as usize].nic.push(pkt, prio, thread, end);
             if let Some(t) = self.times(pkt) {
                 t.nic_enq = now.0;
@@ -268,8 +268,8 @@ impl Simulation {
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
         let now = self.now;
-        self.transport_mut(p.transport, h).on_packet(now, &p, &view, &mut acts);
-        self.apply_actions(h, p.transport, acts);
+        self.transport_mut(p.transport(), h).on_packet(now, &p, &view, &mut acts);
+        self.apply_actions(h, p.transport(), acts);
         self.critical = None;
         if p.kind == PktKind::Data {
             self.settle_frame(p.msg, p.msg_gen, false);

@@ -120,6 +120,7 @@ impl RawHost {
                 seq: (t.next_offset / self.max_payload) as u32,
                 thread,
                 flags: flags::BURST_END,
+                proto: 0,
                 aux: m.size,
             });
             t.in_ring += 1;

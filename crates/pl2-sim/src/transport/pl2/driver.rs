@@ -13,7 +13,7 @@
 //! (PL2 alone: stride 1, offset 0).
 
 use super::wire::{self, Control};
-use crate::packet::{flags, Packet};
+use crate::packet::{proto, Packet};
 use crate::transport::{Actions, HostView};
 use crate::units::SimTime;
 use pl2_protocol::receiver::{Arrival, Receiver, ReceiverAction};
@@ -220,5 +220,5 @@ impl<I: Copy> Pl2Driver<I> {
 
 /// The burst a frame reported by `on_tx_done` ends, under the raw layout (`flow` = burst).
 pub fn raw_burst_of(pkt: &Packet) -> Option<BurstId> {
-    pkt.has(flags::SCHEDULED).then_some(BurstId(pkt.flow))
+    pkt.has_proto(proto::SCHEDULED).then_some(BurstId(pkt.flow))
 }

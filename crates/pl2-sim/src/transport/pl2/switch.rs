@@ -10,7 +10,7 @@
 //! - Everything else is forwarded untouched: TCP ACKs (pure ACKs are never scheduled,
 //!   also under TCP over PL2), ARP, GRTs, external traffic and any unscheduled data never
 //!   touch the counters (they were never reserved). Only frames flagged `SCHEDULED`
-//!   ([`crate::packet::flags::SCHEDULED`]) release reservations.
+//!   ([`crate::packet::proto::SCHEDULED`]) release reservations.
 //! - The tag is read in the layout the hosts use ([`TagLayout`]: PL2's own frames or TCP
 //!   segments), fixed when the program is installed.
 //!
@@ -121,7 +121,7 @@ impl SwitchLogic for Pl2Switch {
 
     fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
-        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % MAX_TRANSPORTS], pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
             if tag.index_in_burst == 0 && !tag.unsolicited {
                 if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
                     let err = now as i64 - at as i64;
@@ -176,7 +176,7 @@ impl SwitchLogic for Pl2Switch {
         if !self.dequeue {
             return;
         }
-        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % MAX_TRANSPORTS], pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
             if self.sched.on_data_dequeued(now.0, &tag).is_err() {
                 self.unknown += 1;
             }

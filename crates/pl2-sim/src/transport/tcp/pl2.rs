@@ -43,7 +43,7 @@
 use super::super::pl2::driver::{BurstSource, Pl2Driver};
 use super::super::pl2::wire::{self, TagLayout};
 use super::super::pl2::Pl2Config;
-use crate::packet::{flags, Packet};
+use crate::packet::{proto, Packet};
 use crate::transport::{Actions, HostView, SendSpec};
 use pl2_protocol::receiver::{Arrival, Receiver, ReceiverStats};
 use pl2_protocol::sender::{AppMessage, BurstProbe, BurstSend, Sender, SenderStats};
@@ -273,5 +273,5 @@ impl Pl2Layer {
 /// Whether a frame the host emits was already counted in its thread's transmit-ring share
 /// when TCP released it: the first copy of a scheduled segment.
 pub fn counted_at_release(s: &SendSpec) -> bool {
-    s.flags & flags::SCHEDULED != 0 && s.aux & (1 << 1) == 0
+    s.proto & proto::SCHEDULED != 0 && s.aux & (1 << 1) == 0
 }
