@@ -5,8 +5,10 @@
 //! event (at once, or after a service, think or compute time), so the transport of the
 //! host that just delivered is never re-entered from inside its own call.
 
-use super::*;
+use super::Simulation;
 use crate::engine::Ev;
+use crate::rng::SimRng;
+use crate::units::{Duration, SimTime};
 use crate::metrics::{IterationRecord, RpcRecord};
 use crate::workload::{AppSpec, PsShuffleSpec, RpcSpec};
 

@@ -1,10 +1,24 @@
 //! Wiring a [`Simulation`] from a [`SimSpec`]: ports in link order, hosts, switches with
 //! their shared buffers, routing tables, transports, RNG streams, initial events.
 
-use super::*;
-use crate::engine::Ev;
+use super::network::{Host, Owner, Port, Switch};
+use super::spec::{SimSpec, Source};
+use super::trace::Tracer;
+use super::{apps, probes, Simulation};
+use crate::config::NetworkConfig;
+use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
-use crate::transport::{field_of, HostSite, LinkSite, NetSite};
+use crate::metrics::{Counters, LazyWindow, Records};
+use crate::net::buffer::SharedBuffer;
+use crate::net::nic::NicQueues;
+use crate::net::routing::RoutingTable;
+use crate::net::topology::Graph;
+use crate::packet::{PacketArena, MAX_TRANSPORTS};
+use crate::programs::SwitchProgram;
+use crate::rng::SimRng;
+use crate::transport::{field_of, Actions, HostSite, LinkSite, NetSite};
+use crate::units::SimTime;
+use std::collections::VecDeque;
 
 impl NetworkConfig {
     /// Checks values that serde cannot: ranges and distributions.
@@ -263,7 +277,7 @@ impl Simulation {
         let site = NetSite { net: &self.net, host_uplink: link(up), host_downlink: link(up ^ 1), switches: &switches };
         for inst in crate::transport::install(&self.transport_cfgs, &site)? {
             let sw = &mut self.switches[inst.switch as usize];
-            if !matches!(sw.program, crate::programs::SwitchProgram::Forward) {
+            if !matches!(sw.program, SwitchProgram::Forward) {
                 return Err(invalid("transports", format!("two programs for switch s{}; a switch runs one program", inst.switch)));
             }
             sw.program = inst.program;

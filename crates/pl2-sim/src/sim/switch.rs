@@ -2,13 +2,15 @@
 //! as one FIFO, output-queued switching with strict priorities, shared-buffer admission,
 //! ECN marking, ECMP, and drops.
 
-use super::*;
+use super::network::Owner;
+use super::Simulation;
 use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
-use crate::transport::Protocol;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
 use crate::net::program::{ProgramIo, Verdict};
-use crate::packet::{flags, PktKind};
+use crate::packet::{flags, PktId, PktKind};
+use crate::transport::Protocol;
+use crate::units::SimTime;
 
 impl Simulation {
     /// Adds `wire` bytes to a port's queue and tracks its maxima.
