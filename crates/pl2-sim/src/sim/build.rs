@@ -4,7 +4,7 @@
 use super::network::{Host, Owner, Port, Switch};
 use super::spec::{SimSpec, Source};
 use super::trace::Tracer;
-use super::{apps, probes, Simulation};
+use super::{probes, Simulation};
 use crate::config::NetworkConfig;
 use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
@@ -18,6 +18,7 @@ use crate::programs::SwitchProgram;
 use crate::rng::SimRng;
 use crate::transport::{field_of, Actions, HostSite, LinkSite, NetSite};
 use crate::units::SimTime;
+use crate::workload::Apps;
 use std::collections::VecDeque;
 
 impl NetworkConfig {
@@ -196,7 +197,7 @@ impl Simulation {
                 }
             }
         }
-        let (app_state, app_events) = apps::Apps::new(apps, seed);
+        let (app_state, app_events) = Apps::new(apps, seed);
 
         let probe_interval = metrics.probe_interval.0;
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];

@@ -2,7 +2,7 @@
 //! frames are recognised), and beside it the count of frames still out for messages of
 //! transports that never resend.
 
-use super::apps::AppTag;
+use crate::workload::AppTag;
 use super::Simulation;
 use crate::metrics::MessageRecord;
 use crate::transport::{MsgInfo, Protocol};

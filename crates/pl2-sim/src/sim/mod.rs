@@ -79,7 +79,7 @@ pub struct Simulation {
     pub(crate) sources: Vec<Source>,
     pub(crate) sources_active: u32,
     pub(crate) persistent: Vec<PersistentSpec>,
-    pub(crate) apps: apps::Apps,
+    pub(crate) apps: crate::workload::Apps,
     pub(crate) faults: Vec<FaultSpec>,
     pub(crate) metrics: MetricsConfig,
     pub(crate) counters: Counters,
