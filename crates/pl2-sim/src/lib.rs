@@ -16,6 +16,7 @@ pub mod programs;
 pub mod quad_heap;
 pub mod rng;
 pub mod sim;
+pub mod slab;
 pub mod transport;
 pub mod units;
 pub mod workload;
