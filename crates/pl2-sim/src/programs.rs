@@ -1,4 +1,4 @@
-//! The list of switch programs: one line each, from which [`switch_programs!`] generates
+//! The list of switch programs: one line each, from which `switch_programs!` generates
 //! the closed enum [`SwitchProgram`] a switch runs and its static dispatch. A program
 //! implements [`SwitchLogic`] (its per-frame hooks, and whether it wants the dequeue hook)
 //! and [`Program`] (its counters); a module installs it ([`crate::transport::Transport::install`]).

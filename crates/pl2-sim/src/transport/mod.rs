@@ -5,7 +5,7 @@
 //!
 //! Each protocol is a folder here that declares itself through [`Transport`] (its
 //! settings, host state, counters, data headers and optional switch program) and one line
-//! in the list below, from which [`list`]'s macro generates the closed enums
+//! in the list below, from which the macro in `list.rs` generates the closed enums
 //! ([`TransportConfig`], [`HostTransport`], [`ModuleStats`]) and their static dispatch.
 //! Raw Ethernet ([`raw`]) is the template for every protocol; `docs/add-a-protocol.md`
 //! walks through adding one.
