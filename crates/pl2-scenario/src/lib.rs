@@ -2,6 +2,7 @@
 //! [`Scenario`]; a scenario becomes a simulation run; a run becomes Arrow tables, Parquet
 //! files and a JSON summary. Arrow and Parquet live here, never in the engine.
 
+mod columns;
 pub mod compile;
 pub mod error;
 pub mod heap_trim;

@@ -6,7 +6,6 @@ use crate::tables::{node_name, port_ends, Collector, Window};
 use crate::window_stats::Stats;
 use pl2_sim::metrics::DropReason;
 use pl2_sim::sim::{Simulation, StopReason};
-use pl2_sim::sim::TransportConfig;
 use serde_json::{json, Map, Value};
 
 /// p50, p99 and p99.9 (the last only with at least 10⁴ samples), mean and max.
@@ -59,7 +58,6 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
     let messages = serde_json::to_value(col.window_messages.statistics()?).expect("plain numbers");
     let c = sim.counters();
     let graph = sim.graph();
-    let tps = sim.transport_configs();
     let until = w.until.min(sim.now());
     let span_s = (until.0.saturating_sub(w.from.0)) as f64 * 1e-12;
     let mut goodput = Map::new();
@@ -79,7 +77,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
             maxq.insert(format!("{}->{}", node_name(graph, a), node_name(graph, b)), json!(q));
         }
     }
-    Ok(json!({
+    let mut summary = json!({
         "scenario": canonical,
         "scenario_hash": hash,
         "seed": seed,
@@ -109,24 +107,11 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         "goodput_gbps": goodput,
         "drops": drops,
         "max_queue_bytes": maxq,
-        // Each protocol's counters, summed over every transport of that kind in the run.
-        "pl2": if tps.iter().any(|t| matches!(t, TransportConfig::Pl2(_)) || matches!(t, TransportConfig::Tcp(c) if c.pl2_config().is_some())) {
-            // TCP over PL2: the PL2 layer's and the ToR's counters beside TCP's.
-            serde_json::to_value(sim.pl2_stats()).expect("plain counters")
-        } else {
-            Value::Null
-        },
-        "rds": if tps.iter().any(|t| matches!(t, TransportConfig::Rds(_))) {
-            serde_json::to_value(sim.rds_stats()).expect("plain counters")
-        } else {
-            Value::Null
-        },
-        "tcp": if tps.iter().any(|t| matches!(t, TransportConfig::Tcp(_))) {
-            serde_json::to_value(sim.tcp_stats()).expect("plain counters")
-        } else {
-            Value::Null
-        },
-    }))
+    });
+    // Each module's counters under its name (`null` when the run does not use it).
+    let Value::Object(modules) = serde_json::to_value(sim.module_stats()).expect("plain counters") else { unreachable!("counters by module name") };
+    summary.as_object_mut().expect("an object").extend(modules);
+    Ok(summary)
 }
 
 #[cfg(test)]

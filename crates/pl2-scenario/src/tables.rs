@@ -5,13 +5,11 @@
 //! for runs with application workloads, `rpcs` (closed-loop RPCs) and `iterations`
 //! (parameter-server shuffle iterations). Column names carry their units.
 
-use arrow_array::builder::{BooleanBuilder, Float64Builder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
+use crate::columns::Columns;
+use arrow_array::RecordBatch;
 use pl2_sim::metrics::Records;
 use pl2_sim::net::topology::Graph;
 use pl2_sim::units::SimTime;
-use std::sync::Arc;
 use crate::window_stats::{WindowMessage, WindowSamples};
 
 /// Which messages count in statistics: those arriving in [from, until).
@@ -281,21 +279,6 @@ pub(crate) fn slowdown(latency: u64, ideal: u64) -> f64 {
     }
 }
 
-fn batch(fields: Vec<(&str, DataType, bool)>, cols: Vec<ArrayRef>) -> RecordBatch {
-    let schema = Schema::new(fields.into_iter().map(|(n, t, null)| Field::new(n, t, null)).collect::<Vec<_>>());
-    RecordBatch::try_new(Arc::new(schema), cols).expect("columns match the schema")
-}
-
-fn u64s(v: impl Iterator<Item = u64>) -> ArrayRef {
-    let mut b = UInt64Builder::new();
-    v.for_each(|x| b.append_value(x));
-    Arc::new(b.finish())
-}
-fn u32s(v: impl Iterator<Item = u32>) -> ArrayRef {
-    let mut b = UInt32Builder::new();
-    v.for_each(|x| b.append_value(x));
-    Arc::new(b.finish())
-}
 
 /// Column names of the latency breakdown parts, in `MessageRecord::breakdown` order.
 pub const BREAKDOWN_COLUMNS: [&str; 7] = [
@@ -314,76 +297,23 @@ pub const DEFAULT_TRANSPORT: &str = "default";
 fn messages_batch(m: &MsgCols, w: Window, transport_names: &[String]) -> RecordBatch {
     // Rows in completion order (unfinished messages last): the same in memory and in
     // files.
-    let order: Vec<usize> = (0..m.id.len()).collect();
-    let (mut fin, mut lat, mut sd) = (UInt64Builder::new(), UInt64Builder::new(), Float64Builder::new());
-    let (mut thread, mut prio, mut inw) = (UInt16Builder::new(), UInt8Builder::new(), BooleanBuilder::new());
-    for &i in &order {
-        fin.append_option(m.finish[i]);
-        let l = m.finish[i].map(|f| f - m.start[i]);
-        lat.append_option(l);
-        sd.append_option(l.map(|l| slowdown(l, m.ideal[i])));
-        thread.append_value(m.thread[i]);
-        prio.append_value(m.prio[i]);
-        inw.append_value(m.start[i] >= w.from.0 && m.start[i] < w.until.0);
-    }
-    batch(
-        vec![
-            ("id", DataType::UInt64, false),
-            ("src", DataType::UInt32, false),
-            ("dst", DataType::UInt32, false),
-            ("size_bytes", DataType::UInt64, false),
-            ("thread", DataType::UInt16, false),
-            ("priority", DataType::UInt8, false),
-            ("transport", DataType::Utf8, false),
-            ("start_ps", DataType::UInt64, false),
-            ("finish_ps", DataType::UInt64, true),
-            ("latency_ps", DataType::UInt64, true),
-            ("ideal_ps", DataType::UInt64, false),
-            ("slowdown", DataType::Float64, true),
-            ("in_window", DataType::Boolean, false),
-        ]
-        .into_iter()
-        .chain(BREAKDOWN_COLUMNS.iter().map(|c| (*c, DataType::UInt64, true)))
-        .collect(),
-        vec![
-            u64s(order.iter().map(|&i| m.id[i])),
-            u32s(order.iter().map(|&i| m.src[i])),
-            u32s(order.iter().map(|&i| m.dst[i])),
-            u64s(order.iter().map(|&i| m.size[i])),
-            Arc::new(thread.finish()),
-            Arc::new(prio.finish()),
-            {
-                let mut b = StringBuilder::new();
-                order.iter().for_each(|&i| b.append_value(&transport_names[m.transport[i] as usize]));
-                Arc::new(b.finish()) as ArrayRef
-            },
-            u64s(order.iter().map(|&i| m.start[i])),
-            Arc::new(fin.finish()),
-            Arc::new(lat.finish()),
-            u64s(order.iter().map(|&i| m.ideal[i])),
-            Arc::new(sd.finish()),
-            Arc::new(inw.finish()),
-        ]
-        .into_iter()
-        .chain((0..7).map(|k| {
-            let mut b = UInt64Builder::new();
-            order.iter().for_each(|&i| b.append_option(m.breakdown[i].map(|p| p[k])));
-            Arc::new(b.finish()) as ArrayRef
-        }))
-        .collect(),
-    )
-}
-
-fn opt_u64s(v: impl Iterator<Item = Option<u64>>) -> ArrayRef {
-    let mut b = UInt64Builder::new();
-    v.for_each(|x| b.append_option(x));
-    Arc::new(b.finish())
-}
-
-fn bools(v: impl Iterator<Item = bool>) -> ArrayRef {
-    let mut b = BooleanBuilder::new();
-    v.for_each(|x| b.append_value(x));
-    Arc::new(b.finish())
+    let n = m.id.len();
+    let latency = |i: usize| m.finish[i].map(|f| f - m.start[i]);
+    let cols = Columns::default()
+        .u64("id", m.id.iter().copied())
+        .u32("src", m.src.iter().copied())
+        .u32("dst", m.dst.iter().copied())
+        .u64("size_bytes", m.size.iter().copied())
+        .u16("thread", m.thread.iter().copied())
+        .u8("priority", m.prio.iter().copied())
+        .str("transport", m.transport.iter().map(|&t| &transport_names[t as usize]))
+        .u64("start_ps", m.start.iter().copied())
+        .opt_u64("finish_ps", m.finish.iter().copied())
+        .opt_u64("latency_ps", (0..n).map(latency))
+        .u64("ideal_ps", m.ideal.iter().copied())
+        .opt_f64("slowdown", (0..n).map(|i| latency(i).map(|l| slowdown(l, m.ideal[i]))))
+        .bool("in_window", m.start.iter().map(|&s| s >= w.from.0 && s < w.until.0));
+    BREAKDOWN_COLUMNS.iter().enumerate().fold(cols, |c, (k, name)| c.opt_u64(name, m.breakdown.iter().map(|b| b.map(|p| p[k])))).finish()
 }
 
 fn in_window(t: SimTime, w: Window) -> bool {
@@ -393,114 +323,54 @@ fn in_window(t: SimTime, w: Window) -> bool {
 /// One row per RPC (in completion order, unfinished ones last): its two messages, the
 /// times of its four steps and its two-way latency.
 fn rpcs_batch(rows: &[pl2_sim::metrics::RpcRecord], w: Window) -> RecordBatch {
-    let mut thread = UInt16Builder::new();
-    rows.iter().for_each(|r| thread.append_value(r.thread));
     let lat = |r: &pl2_sim::metrics::RpcRecord| r.finish.map(|f| f.0 - r.start.0);
-    let mut sd = Float64Builder::new();
-    rows.iter().for_each(|r| sd.append_option(lat(r).map(|l| slowdown(l, r.ideal.0))));
-    batch(
-        vec![
-            ("workload", DataType::UInt32, false),
-            ("id", DataType::UInt64, false),
-            ("client", DataType::UInt32, false),
-            ("server", DataType::UInt32, false),
-            ("thread", DataType::UInt16, false),
-            ("request_id", DataType::UInt64, false),
-            ("response_id", DataType::UInt64, true),
-            ("start_ps", DataType::UInt64, false),
-            ("request_done_ps", DataType::UInt64, true),
-            ("response_start_ps", DataType::UInt64, true),
-            ("finish_ps", DataType::UInt64, true),
-            ("latency_ps", DataType::UInt64, true),
-            ("ideal_ps", DataType::UInt64, false),
-            ("slowdown", DataType::Float64, true),
-            ("in_window", DataType::Boolean, false),
-        ],
-        vec![
-            u32s(rows.iter().map(|r| r.workload)),
-            u64s(rows.iter().map(|r| r.id)),
-            u32s(rows.iter().map(|r| r.client)),
-            u32s(rows.iter().map(|r| r.server)),
-            Arc::new(thread.finish()),
-            u64s(rows.iter().map(|r| r.request_id)),
-            opt_u64s(rows.iter().map(|r| r.response_id)),
-            u64s(rows.iter().map(|r| r.start.0)),
-            opt_u64s(rows.iter().map(|r| r.request_done.map(|t| t.0))),
-            opt_u64s(rows.iter().map(|r| r.response_start.map(|t| t.0))),
-            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0))),
-            opt_u64s(rows.iter().map(lat)),
-            u64s(rows.iter().map(|r| r.ideal.0)),
-            Arc::new(sd.finish()),
-            bools(rows.iter().map(|r| in_window(r.start, w))),
-        ],
-    )
+    Columns::default()
+        .u32("workload", rows.iter().map(|r| r.workload))
+        .u64("id", rows.iter().map(|r| r.id))
+        .u32("client", rows.iter().map(|r| r.client))
+        .u32("server", rows.iter().map(|r| r.server))
+        .u16("thread", rows.iter().map(|r| r.thread))
+        .u64("request_id", rows.iter().map(|r| r.request_id))
+        .opt_u64("response_id", rows.iter().map(|r| r.response_id))
+        .u64("start_ps", rows.iter().map(|r| r.start.0))
+        .opt_u64("request_done_ps", rows.iter().map(|r| r.request_done.map(|t| t.0)))
+        .opt_u64("response_start_ps", rows.iter().map(|r| r.response_start.map(|t| t.0)))
+        .opt_u64("finish_ps", rows.iter().map(|r| r.finish.map(|t| t.0)))
+        .opt_u64("latency_ps", rows.iter().map(lat))
+        .u64("ideal_ps", rows.iter().map(|r| r.ideal.0))
+        .opt_f64("slowdown", rows.iter().map(|r| lat(r).map(|l| slowdown(l, r.ideal.0))))
+        .bool("in_window", rows.iter().map(|r| in_window(r.start, w)))
+        .finish()
 }
 
 /// One row per shuffle iteration: start, end of the push phase, end, and the times.
 fn iterations_batch(rows: &[pl2_sim::metrics::IterationRecord], w: Window) -> RecordBatch {
-    batch(
-        vec![
-            ("workload", DataType::UInt32, false),
-            ("iteration", DataType::UInt32, false),
-            ("start_ps", DataType::UInt64, false),
-            ("push_done_ps", DataType::UInt64, true),
-            ("finish_ps", DataType::UInt64, true),
-            ("push_time_ps", DataType::UInt64, true),
-            ("time_ps", DataType::UInt64, true),
-            ("bytes", DataType::UInt64, false),
-            ("in_window", DataType::Boolean, false),
-        ],
-        vec![
-            u32s(rows.iter().map(|r| r.workload)),
-            u32s(rows.iter().map(|r| r.iteration)),
-            u64s(rows.iter().map(|r| r.start.0)),
-            opt_u64s(rows.iter().map(|r| r.push_done.map(|t| t.0))),
-            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0))),
-            opt_u64s(rows.iter().map(|r| r.push_done.map(|t| t.0 - r.start.0))),
-            opt_u64s(rows.iter().map(|r| r.finish.map(|t| t.0 - r.start.0))),
-            u64s(rows.iter().map(|r| r.bytes)),
-            bools(rows.iter().map(|r| in_window(r.start, w))),
-        ],
-    )
+    Columns::default()
+        .u32("workload", rows.iter().map(|r| r.workload))
+        .u32("iteration", rows.iter().map(|r| r.iteration))
+        .u64("start_ps", rows.iter().map(|r| r.start.0))
+        .opt_u64("push_done_ps", rows.iter().map(|r| r.push_done.map(|t| t.0)))
+        .opt_u64("finish_ps", rows.iter().map(|r| r.finish.map(|t| t.0)))
+        .opt_u64("push_time_ps", rows.iter().map(|r| r.push_done.map(|t| t.0 - r.start.0)))
+        .opt_u64("time_ps", rows.iter().map(|r| r.finish.map(|t| t.0 - r.start.0)))
+        .u64("bytes", rows.iter().map(|r| r.bytes))
+        .bool("in_window", rows.iter().map(|r| in_window(r.start, w)))
+        .finish()
 }
 
 fn drops_batch(d: &DropCols) -> RecordBatch {
-    let mut reason = StringBuilder::new();
-    d.reason.iter().for_each(|r| reason.append_value(r));
-    let mut port = UInt32Builder::new();
-    d.port.iter().for_each(|&p| port.append_option((p != u32::MAX).then_some(p)));
-    let mut msg = UInt64Builder::new();
-    d.msg.iter().for_each(|&m| msg.append_option((m != u64::MAX).then_some(m)));
-    let mut prio = UInt8Builder::new();
-    d.prio.iter().for_each(|&p| prio.append_value(p));
-    let mut data = BooleanBuilder::new();
-    d.data.iter().for_each(|&x| data.append_value(x));
-    batch(
-        vec![
-            ("time_ps", DataType::UInt64, false),
-            ("node", DataType::UInt32, false),
-            ("port", DataType::UInt32, true),
-            ("priority", DataType::UInt8, false),
-            ("reason", DataType::Utf8, false),
-            ("src", DataType::UInt32, false),
-            ("dst", DataType::UInt32, false),
-            ("msg_id", DataType::UInt64, true),
-            ("seq", DataType::UInt32, false),
-            ("data", DataType::Boolean, false),
-        ],
-        vec![
-            u64s(d.time.iter().copied()),
-            u32s(d.node.iter().copied()),
-            Arc::new(port.finish()),
-            Arc::new(prio.finish()),
-            Arc::new(reason.finish()),
-            u32s(d.src.iter().copied()),
-            u32s(d.dst.iter().copied()),
-            Arc::new(msg.finish()),
-            u32s(d.seq.iter().copied()),
-            Arc::new(data.finish()),
-        ],
-    )
+    Columns::default()
+        .u64("time_ps", d.time.iter().copied())
+        .u32("node", d.node.iter().copied())
+        .opt_u32("port", d.port.iter().map(|&p| (p != u32::MAX).then_some(p)))
+        .u8("priority", d.prio.iter().copied())
+        .str("reason", d.reason.iter())
+        .u32("src", d.src.iter().copied())
+        .u32("dst", d.dst.iter().copied())
+        .opt_u64("msg_id", d.msg.iter().map(|&m| (m != u64::MAX).then_some(m)))
+        .u32("seq", d.seq.iter().copied())
+        .bool("data", d.data.iter().copied())
+        .finish()
 }
 
 /// Name of a node: `h<i>` for hosts, `s<i>` for switches.
@@ -523,116 +393,55 @@ pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
 }
 
 fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph) -> RecordBatch {
-    let (mut node, mut peer) = (StringBuilder::new(), StringBuilder::new());
-    for r in rows {
-        let (a, b) = port_ends(graph, r.0);
-        node.append_value(node_name(graph, a));
-        peer.append_value(node_name(graph, b));
-    }
-    batch(
-        vec![
-            ("port", DataType::UInt32, false),
-            ("node", DataType::Utf8, false),
-            ("peer", DataType::Utf8, false),
-            ("window_start_ps", DataType::UInt64, false),
-            ("max_queue_bytes", DataType::UInt64, false),
-            ("tx_bytes", DataType::UInt64, false),
-        ],
-        vec![
-            u32s(rows.iter().map(|r| r.0)),
-            Arc::new(node.finish()),
-            Arc::new(peer.finish()),
-            u64s(rows.iter().map(|r| r.1)),
-            u64s(rows.iter().map(|r| r.2)),
-            u64s(rows.iter().map(|r| r.3)),
-        ],
-    )
+    Columns::default()
+        .u32("port", rows.iter().map(|r| r.0))
+        .str("node", rows.iter().map(|r| node_name(graph, port_ends(graph, r.0).0)))
+        .str("peer", rows.iter().map(|r| node_name(graph, port_ends(graph, r.0).1)))
+        .u64("window_start_ps", rows.iter().map(|r| r.1))
+        .u64("max_queue_bytes", rows.iter().map(|r| r.2))
+        .u64("tx_bytes", rows.iter().map(|r| r.3))
+        .finish()
 }
 
 fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
-    batch(
-        vec![
-            ("host", DataType::UInt32, false),
-            ("window_start_ps", DataType::UInt64, false),
-            ("payload_bytes", DataType::UInt64, false),
-        ],
-        vec![u32s(rows.iter().map(|r| r.0)), u64s(rows.iter().map(|r| r.1)), u64s(rows.iter().map(|r| r.2))],
-    )
+    Columns::default()
+        .u32("host", rows.iter().map(|r| r.0))
+        .u64("window_start_ps", rows.iter().map(|r| r.1))
+        .u64("payload_bytes", rows.iter().map(|r| r.2))
+        .finish()
 }
 
 fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordBatch {
-    let (mut event, mut node, mut kind) = (StringBuilder::new(), StringBuilder::new(), StringBuilder::new());
-    let (mut prio, mut flags) = (UInt8Builder::new(), UInt8Builder::new());
-    for r in rows {
-        event.append_value(r.event.name());
-        node.append_value(node_name(graph, r.node));
-        kind.append_value(match r.packet.kind {
-            pl2_sim::packet::PktKind::Data => "data",
-            pl2_sim::packet::PktKind::Ack => "ack",
-            pl2_sim::packet::PktKind::Control => "control",
-        });
-        prio.append_value(r.packet.prio);
-        flags.append_value(r.packet.flags);
-    }
-    batch(
-        vec![
-            ("time_ps", DataType::UInt64, false),
-            ("event", DataType::Utf8, false),
-            ("node", DataType::Utf8, false),
-            ("port", DataType::UInt32, false),
-            ("src", DataType::UInt32, false),
-            ("dst", DataType::UInt32, false),
-            ("flow", DataType::UInt32, false),
-            ("seq", DataType::UInt32, false),
-            ("kind", DataType::Utf8, false),
-            ("priority", DataType::UInt8, false),
-            ("flags", DataType::UInt8, false),
-            ("wire_bytes", DataType::UInt32, false),
-            ("payload_bytes", DataType::UInt32, false),
-        ],
-        vec![
-            u64s(rows.iter().map(|r| r.time.0)),
-            Arc::new(event.finish()),
-            Arc::new(node.finish()),
-            u32s(rows.iter().map(|r| r.port)),
-            u32s(rows.iter().map(|r| r.packet.src)),
-            u32s(rows.iter().map(|r| r.packet.dst)),
-            u32s(rows.iter().map(|r| r.packet.flow)),
-            u32s(rows.iter().map(|r| r.packet.seq)),
-            Arc::new(kind.finish()),
-            Arc::new(prio.finish()),
-            Arc::new(flags.finish()),
-            u32s(rows.iter().map(|r| u32::from(r.packet.wire))),
-            u32s(rows.iter().map(|r| u32::from(r.packet.payload))),
-        ],
-    )
+    let kind = |k: pl2_sim::packet::PktKind| match k {
+        pl2_sim::packet::PktKind::Data => "data",
+        pl2_sim::packet::PktKind::Ack => "ack",
+        pl2_sim::packet::PktKind::Control => "control",
+    };
+    Columns::default()
+        .u64("time_ps", rows.iter().map(|r| r.time.0))
+        .str("event", rows.iter().map(|r| r.event.name()))
+        .str("node", rows.iter().map(|r| node_name(graph, r.node)))
+        .u32("port", rows.iter().map(|r| r.port))
+        .u32("src", rows.iter().map(|r| r.packet.src))
+        .u32("dst", rows.iter().map(|r| r.packet.dst))
+        .u32("flow", rows.iter().map(|r| r.packet.flow))
+        .u32("seq", rows.iter().map(|r| r.packet.seq))
+        .str("kind", rows.iter().map(|r| kind(r.packet.kind)))
+        .u8("priority", rows.iter().map(|r| r.packet.prio()))
+        // Engine and protocol flags in one column: their bits in use do not overlap.
+        .u8("flags", rows.iter().map(|r| r.packet.flags | r.packet.proto))
+        .u32("wire_bytes", rows.iter().map(|r| u32::from(r.packet.wire)))
+        .u32("payload_bytes", rows.iter().map(|r| u32::from(r.packet.payload)))
+        .finish()
 }
 
 fn probes_batch(rows: &[pl2_sim::metrics::ProbeRecord], transport_names: &[String]) -> RecordBatch {
-    let mut name = StringBuilder::new();
-    let mut value = Float64Builder::new();
-    let mut transport = StringBuilder::new();
-    for r in rows {
-        name.append_value(r.name);
-        value.append_value(r.value);
-        transport.append_value(&transport_names[r.transport as usize]);
-    }
-    batch(
-        vec![
-            ("time_ps", DataType::UInt64, false),
-            ("host", DataType::UInt32, false),
-            ("transport", DataType::Utf8, false),
-            ("flow", DataType::UInt32, false),
-            ("name", DataType::Utf8, false),
-            ("value", DataType::Float64, false),
-        ],
-        vec![
-            u64s(rows.iter().map(|r| r.time.0)),
-            u32s(rows.iter().map(|r| r.host)),
-            Arc::new(transport.finish()),
-            u32s(rows.iter().map(|r| r.flow)),
-            Arc::new(name.finish()),
-            Arc::new(value.finish()),
-        ],
-    )
+    Columns::default()
+        .u64("time_ps", rows.iter().map(|r| r.time.0))
+        .u32("host", rows.iter().map(|r| r.host))
+        .str("transport", rows.iter().map(|r| &transport_names[r.transport as usize]))
+        .u32("flow", rows.iter().map(|r| r.flow))
+        .str("name", rows.iter().map(|r| r.name))
+        .f64("value", rows.iter().map(|r| r.value))
+        .finish()
 }

@@ -6,14 +6,17 @@
 pub mod config;
 pub mod dist;
 pub mod engine;
+pub mod error;
 pub mod framing;
 pub mod metrics;
 pub mod net;
 pub mod packet;
 pub mod prefetch;
+pub mod programs;
 pub mod quad_heap;
 pub mod rng;
 pub mod sim;
+pub mod slab;
 pub mod transport;
 pub mod units;
 pub mod workload;

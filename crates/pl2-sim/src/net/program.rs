@@ -1,14 +1,14 @@
 //! Switch programs: per-packet logic in a switch's ingress pipeline, run when a frame
-//! leaves the input pipeline and before buffer admission (PL2's scheduler is the first;
-//! packet trimming, PFC and SFC come later). A program sees the frame and its ports,
-//! and can let it through, rewrite or mark it, drop it, consume it, or emit control
+//! leaves the input pipeline and before buffer admission. A program sees the frame and its
+//! ports, and can let it through, rewrite or mark it, drop it, consume it, or emit control
 //! frames of its own; emitted frames go to the highest-priority queue of their egress
-//! port without dynamic-threshold admission (they still occupy buffer).
+//! port without dynamic-threshold admission (they still occupy buffer). A program may also
+//! ask to see every frame leave an output queue ([`SwitchLogic::ON_DEQUEUE`]).
 //!
-//! Programs form a closed enum ([`SwitchProgram`]), dispatched statically.
+//! This is the interface the switch path calls; the programs themselves and their closed
+//! enum live with the modules that install them (`crate::programs`).
 
-use crate::packet::Packet;
-use crate::transport::SendSpec;
+use crate::packet::{Packet, SendSpec};
 use crate::units::SimTime;
 
 /// What happens to the frame a program looked at.
@@ -33,42 +33,19 @@ pub struct ProgramIo<'a> {
     pub out_port: u32,
     /// Frames the program emits: each is routed from this switch to `spec.dst`.
     pub emit: &'a mut Vec<SendSpec>,
-    /// Values for the probe table: (host, flow, name, value), e.g. PL2's arrival error
-    /// of a burst, keyed like the sending host's own probes of that burst.
+    /// Values for the probe table: (host, flow, name, value), keyed like the sending
+    /// host's own probes of the frame's flow.
     pub probes: &'a mut Vec<(u32, u32, &'static str, f64)>,
 }
 
 /// Logic a switch program implements.
 pub trait SwitchLogic {
+    /// Whether the switch calls [`SwitchLogic::on_dequeue`] for every frame leaving one of
+    /// its output queues (a call per frame and hop, so only programs that need it ask).
+    const ON_DEQUEUE: bool = false;
+    /// A frame left the input pipeline; `pkt` may be rewritten.
     fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict;
-    /// A frame starts leaving one of the switch's output queues (PL2's dequeue
-    /// ablation). Default: nothing.
+    /// A frame starts leaving one of the switch's output queues (only with
+    /// [`SwitchLogic::ON_DEQUEUE`]). Default: nothing.
     fn on_dequeue(&mut self, _now: SimTime, _pkt: &Packet) {}
-}
-
-/// Every switch program pl2 has.
-#[derive(Default)]
-pub enum SwitchProgram {
-    /// Plain forwarding.
-    #[default]
-    Forward,
-    /// PL2's ToR scheduler ([`crate::transport::pl2::Pl2Switch`]).
-    Pl2(Box<crate::transport::pl2::Pl2Switch>),
-}
-
-impl SwitchLogic for SwitchProgram {
-    #[inline]
-    fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
-        match self {
-            SwitchProgram::Forward => Verdict::Forward,
-            SwitchProgram::Pl2(p) => p.on_ingress(io, pkt),
-        }
-    }
-    #[inline]
-    fn on_dequeue(&mut self, now: SimTime, pkt: &Packet) {
-        match self {
-            SwitchProgram::Forward => {}
-            SwitchProgram::Pl2(p) => p.on_dequeue(now, pkt),
-        }
-    }
 }

@@ -8,7 +8,9 @@
 //! and FEC), switch pipelines (summed), receive path. Off by default; when off the
 //! engine pays one branch per hook.
 
-use super::*;
+use super::Simulation;
+use crate::packet::PktId;
+use crate::units::SimTime;
 
 /// Timestamps and accumulated delays of one frame.
 #[derive(Copy, Clone, Debug, Default)]

@@ -1,29 +1,25 @@
 //! Wiring a [`Simulation`] from a [`SimSpec`]: ports in link order, hosts, switches with
 //! their shared buffers, routing tables, transports, RNG streams, initial events.
 
-use super::*;
-use crate::engine::Ev;
-use crate::net::topology::TopologyError;
-use crate::config::TopologyConfig;
-use crate::net::program::SwitchProgram;
-use crate::transport::pl2::Pl2Host;
-use crate::transport::raw::RawHost;
-use crate::transport::rds::RdsHost;
-use crate::transport::pl2::wire::TagLayout;
-use crate::transport::tcp::TcpHost;
-
-/// A model that cannot be built. Each variant names the field and the fix.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BuildError {
-    #[error(transparent)]
-    Topology(#[from] TopologyError),
-    #[error("{field}: {problem}")]
-    Invalid { field: String, problem: String },
-}
-
-pub(crate) fn invalid(field: impl Into<String>, problem: impl Into<String>) -> BuildError {
-    BuildError::Invalid { field: field.into(), problem: problem.into() }
-}
+use super::network::{Host, Owner, Port, Switch};
+use super::spec::{SimSpec, Source};
+use super::trace::Tracer;
+use super::{probes, Simulation};
+use crate::config::NetworkConfig;
+use crate::engine::{Ev, EventQueue};
+use crate::error::{invalid, BuildError};
+use crate::metrics::{Counters, LazyWindow, Records};
+use crate::net::buffer::SharedBuffer;
+use crate::net::nic::NicQueues;
+use crate::net::routing::RoutingTable;
+use crate::net::topology::Graph;
+use crate::packet::{PacketArena, MAX_TRANSPORTS};
+use crate::programs::SwitchProgram;
+use crate::rng::SimRng;
+use crate::transport::{field_of, Actions, HostSite, LinkSite, NetSite};
+use crate::units::SimTime;
+use crate::workload::Apps;
+use std::collections::VecDeque;
 
 impl NetworkConfig {
     /// Checks values that serde cannot: ranges and distributions.
@@ -60,80 +56,12 @@ impl NetworkConfig {
     }
 }
 
-/// The spec field that configures transport `t`: `transport` for the default,
-/// `transports[i]` for the others.
-fn transport_field(t: usize) -> String {
-    if t == 0 {
-        "transport".to_string()
-    } else {
-        format!("transports[{}]", t - 1)
-    }
-}
-
-/// The switch-side PL2 settings in which `a` differs from `b`, by their scenario keys
-/// (`a`'s value first).
-fn scheduler_differences(a: &pl2_protocol::switch::SchedulerConfig, b: &pl2_protocol::switch::SchedulerConfig) -> String {
-    let mut d = Vec::new();
-    macro_rules! compare {
-        ($($key:literal: $f:ident),*) => {$(
-            if a.$f != b.$f {
-                d.push(format!("{} {:?} vs {:?}", $key, a.$f, b.$f));
-            }
-        )*};
-    }
-    compare!(
-        "switch_mode": mode,
-        "decrement_at": decrement_at,
-        "k": k_max_packets,
-        "t_unsolicited": t_unsolicited_slots,
-        "t": t_sender_slots,
-        "improved": improved,
-        "priorities": priority,
-        "grt_copy_to_receiver": grt_copy_to_receiver,
-        "external_share_ppm": external_share_ppm,
-        "slot": slot_ps,
-        "ledger_bursts_per_host": ledger_bursts_per_host
-    );
-    d.join(", ")
-}
-
 /// A source's transport index names one of the run's `n` transports.
 fn check_transport(t: u8, n: usize, field: &str) -> Result<(), BuildError> {
     if t as usize >= n {
         return Err(invalid(format!("{field}.transport"), format!("{t}, but the run has {n} transport(s) (index 0 is the default)")));
     }
     Ok(())
-}
-
-/// Host `h`'s instance of the transport `cfg` (configured at `field`).
-fn host_transport(cfg: &TransportConfig, h: u32, net: &NetworkConfig, host_rate: BitsPerSec, field: &str) -> Result<HostTransport, BuildError> {
-    let hc = &net.host;
-    let max_payload = |l4| net.framing.max_payload(l4, net.mtu.0);
-    match cfg {
-        TransportConfig::Raw(c) => {
-            if c.priority > 7 {
-                return Err(invalid(format!("{field}.priority"), format!("{}; 802.1Q priorities are 0..7", c.priority)));
-            }
-            Ok(HostTransport::Raw(RawHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames)))
-        }
-        TransportConfig::Pl2(c) => {
-            c.validate().map_err(|e| invalid(field, e))?;
-            let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, host_rate.0, c.slot_basis());
-            let t = Pl2Host::new(c, h, max_payload(c.l4()), slot).map_err(|e| invalid(field, e))?;
-            Ok(HostTransport::Pl2(Box::new(t)))
-        }
-        TransportConfig::Rds(c) => {
-            let t = RdsHost::new(c, max_payload(c.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid(field, e))?;
-            Ok(HostTransport::Rds(Box::new(t)))
-        }
-        TransportConfig::Tcp(c) => {
-            c.validate_scheduler().map_err(|(f, e)| invalid(f.replacen("transport", field, 1), e))?;
-            let basis = c.pl2_config().unwrap_or_default().slot_basis();
-            let slot = pl2_protocol::timeslot::timeslot_ps(net.mtu.0, host_rate.0, basis);
-            let t = TcpHost::new(c, h, max_payload(c.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid(field, e))?;
-            Ok(HostTransport::Tcp(Box::new(t)))
-        }
-    }
 }
 
 impl Simulation {
@@ -235,9 +163,9 @@ impl Simulation {
         let host_rate = ports[host_port[0] as usize].rate;
         let mut transports = Vec::with_capacity(transport_cfgs.len() * n_hosts as usize);
         for (t, cfg) in transport_cfgs.iter().enumerate() {
-            let field = transport_field(t);
+            let field = field_of(t);
             for h in 0..n_hosts {
-                transports.push(host_transport(cfg, h, &net, host_rate, &field)?);
+                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, field: &field })?);
             }
         }
 
@@ -269,7 +197,7 @@ impl Simulation {
                 }
             }
         }
-        let (app_state, app_events) = apps::Apps::new(apps, seed);
+        let (app_state, app_events) = Apps::new(apps, seed);
 
         let probe_interval = metrics.probe_interval.0;
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
@@ -314,7 +242,7 @@ impl Simulation {
             timers: Vec::new(),
             port_rng,
         };
-        sim.install_pl2()?;
+        sim.install_programs()?;
         sim.validate_sources()?;
         if sim.metrics.breakdown {
             sim.breakdown = Some(Vec::new());
@@ -342,94 +270,20 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// PL2: the scheduler on the ToR, if any transport uses PL2 (raw PL2 or TCP over
-    /// PL2; their hosts' halves are built with the other transports). Single rack only.
-    /// Transports that use PL2 share the ToR's one scheduler, so they must configure it
-    /// alike; each tags its scheduled frames in its own layout.
-    fn install_pl2(&mut self) -> Result<(), BuildError> {
-        use crate::transport::pl2::Pl2Switch;
-        let mut layouts = [TagLayout::Raw; MAX_TRANSPORTS];
-        let mut first: Option<(crate::transport::pl2::Pl2Config, String)> = None;
-        for (t, cfg) in self.transport_cfgs.iter().enumerate() {
-            let (c, layout, field) = match cfg {
-                TransportConfig::Pl2(c) => (c.clone(), TagLayout::Raw, transport_field(t)),
-                TransportConfig::Tcp(tcp) => match tcp.pl2_config() {
-                    Some(c) => (c, TagLayout::Tcp, format!("{}.scheduler", transport_field(t))),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            layouts[t] = layout;
-            match &first {
-                None => first = Some((c, field)),
-                Some((c0, f0)) => {
-                    let (a, b) = (self.pl2_scheduler_config(c0), self.pl2_scheduler_config(&c));
-                    if a != b {
-                        return Err(invalid(
-                            field,
-                            format!("its PL2 switch settings differ from {f0}'s: {}; the ToR runs one scheduler, so give every transport over PL2 the same switch settings", scheduler_differences(&b, &a)),
-                        ));
-                    }
-                }
+    /// The switch programs the run's transports install (one program per switch).
+    fn install_programs(&mut self) -> Result<(), BuildError> {
+        let link = |p: u32| LinkSite { rate: self.ports[p as usize].rate, delay: self.ports[p as usize].delay };
+        let up = self.hosts[0].port;
+        let switches: Vec<_> = self.switches.iter().map(|s| s.cfg.clone()).collect();
+        let site = NetSite { net: &self.net, host_uplink: link(up), host_downlink: link(up ^ 1), switches: &switches };
+        for inst in crate::transport::install(&self.transport_cfgs, &site)? {
+            let sw = &mut self.switches[inst.switch as usize];
+            if !matches!(sw.program, SwitchProgram::Forward) {
+                return Err(invalid("transports", format!("two programs for switch s{}; a switch runs one program", inst.switch)));
             }
+            sw.program = inst.program;
         }
-        let Some((c, field)) = first else { return Ok(()) };
-        let c = &c;
-        let field = field.as_str();
-        let TopologyConfig::SingleRack { hosts, breakout } = self.net.topology else {
-            return Err(invalid(
-                field,
-                "PL2 runs in a single rack (network.topology kind = \"single_rack\"): its ToR schedules every host port; inter-rack PL2 (§7) is future work",
-            ));
-        };
-        let sched = self.pl2_scheduler_config(c);
-        let sw = Pl2Switch::new(sched, hosts, breakout, layouts).map_err(|e| invalid(field, e))?;
-        self.switches[0].program = SwitchProgram::Pl2(Box::new(sw));
         Ok(())
-    }
-
-    /// The ToR scheduler's settings for the PL2 configuration `c`.
-    fn pl2_scheduler_config(&self, c: &crate::transport::pl2::Pl2Config) -> pl2_protocol::switch::SchedulerConfig {
-        let slot_ps = self.pl2_slot_ps(c);
-        let lead_ps = match c.ideal_lead {
-            Some(d) => d.0,
-            None => self.min_rsv_grt_ps(),
-        };
-        let lead = pl2_protocol::timeslot::lead_slots(lead_ps, slot_ps);
-        c.scheduler(slot_ps, lead)
-    }
-
-    /// The PL2 timeslot: an MTU frame (per the configured definition) at a host link's
-    /// rate.
-    pub(crate) fn pl2_slot_ps(&self, c: &crate::transport::pl2::Pl2Config) -> u64 {
-        let rate = self.ports[self.hosts[0].port as usize].rate;
-        pl2_protocol::timeslot::timeslot_ps(self.net.mtu.0, rate.0, c.slot_basis())
-    }
-
-    /// The shortest RSV–GRT exchange between host 0 and host 1 under the model's minimum
-    /// delays: send path, uplink (the switch pipeline starts at the RSV's first bit with
-    /// cut-through, its last bit otherwise), pipeline, the GRT's serialisation and wire,
-    /// receive path. Ideal mode's lead L is this, in whole slots: a burst whose chosen
-    /// slot is at least L ahead can be timed exactly by equation (1).
-    pub(crate) fn min_rsv_grt_ps(&self) -> u64 {
-        let hc = &self.net.host;
-        let fec = self.net.link.fec_jitter.min().0;
-        let up = &self.ports[self.hosts[0].port as usize];
-        let down = &self.ports[(self.hosts[0].port ^ 1) as usize];
-        let sc = &self.switches[0].cfg;
-        let ctl = self.net.framing.wire_bytes(crate::framing::L4Headers::None, 0);
-        let up_ser = if sc.cut_through && down.rate <= up.rate { 0 } else { up.rate.tx_time(ctl).0 };
-        hc.send_cpu_per_packet.min().0
-            + hc.send_latency.min().0
-            + up_ser
-            + up.delay.0
-            + fec
-            + sc.latency.min().0
-            + down.rate.tx_time(ctl).0
-            + down.delay.0
-            + fec
-            + hc.recv_latency.min().0
-            + hc.recv_cpu_per_packet.min().0
     }
 
     fn validate_sources(&self) -> Result<(), BuildError> {

@@ -4,12 +4,13 @@
 //! hooks circuit switches and dynamic buffers build on). Protocol tests use these to
 //! force each recovery path.
 
-use super::build::invalid;
-use super::*;
+use super::Simulation;
 use crate::engine::Ev;
+use crate::error::{invalid, BuildError};
 use crate::metrics::DropReason;
-use crate::packet::PktKind;
-use crate::units::{BitsPerSec, Bytes};
+use crate::packet::{PktId, PktKind};
+use crate::units::{BitsPerSec, Bytes, Duration, SimTime};
+use serde::{Deserialize, Serialize};
 
 /// One fault. Links are named by their two ends, `"h3"` (host 3) or `"s0"` (switch 0),
 /// and act on the direction from `a` to `b`.

@@ -1,57 +1,14 @@
 //! Hosts: messages entering application threads, transport calls and their actions, the
 //! send path (one FIFO delay line), the NIC queues and the receive side.
 
-use super::*;
-use crate::engine::Ev;
+use super::Simulation;
+use crate::engine::{Ev, TimerSlot};
 use crate::metrics::{DropReason, GoodputWindow};
-use crate::packet::{flags, PktKind};
-use crate::transport::{MsgInfo, Protocol};
+use crate::packet::{flags, PktId, PktKind};
+use crate::transport::{Actions, Protocol};
+use crate::units::SimTime;
 
 impl Simulation {
-    /// Registers a new message arriving at its sending application now.
-    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, transport: u8) -> u32 {
-        let id = self.next_msg_id;
-        self.next_msg_id += 1;
-        self.counters.messages_created += 1;
-        self.live_msgs += 1;
-        let ideal = self.ideal_completion(src, dst, size, transport);
-        let rec = MessageRecord { id, src, dst, size, thread, prio, transport, start: self.now, finish: None, ideal, breakdown: None };
-        let left = self.transport_mut(transport, src).frames_if_never_resent(size).unwrap_or(UNCOUNTED);
-        let slot = match self.free_msgs.pop() {
-            Some(slot) => {
-                let m = &mut self.msgs[slot as usize];
-                m.gen = m.gen.wrapping_add(1);
-                m.live = true;
-                m.transport = transport;
-                m.tag = apps::AppTag::None;
-                m.rec = rec;
-                slot
-            }
-            None => {
-                self.msgs.push(MsgSlot { gen: 0, live: true, transport, tag: apps::AppTag::None, rec });
-                self.frame_counts.push(FrameCount::default());
-                self.msgs.len() as u32 - 1
-            }
-        };
-        self.frame_counts[slot as usize] = FrameCount { gen: self.msgs[slot as usize].gen, lost: false, left };
-        slot
-    }
-
-    pub(crate) fn msg_info(&self, slot: u32) -> MsgInfo {
-        let m = &self.msgs[slot as usize];
-        MsgInfo {
-            slot,
-            gen: m.gen,
-            id: m.rec.id,
-            src: m.rec.src,
-            dst: m.rec.dst,
-            size: m.rec.size,
-            thread: m.rec.thread,
-            prio: m.rec.prio,
-            start: m.rec.start,
-        }
-    }
-
     /// Queues message `slot` for a thread of its source host (`u16::MAX`: any thread).
     pub(crate) fn enqueue_message(&mut self, slot: u32, thread: u16) {
         let h = self.msgs[slot as usize].rec.src;
@@ -145,23 +102,6 @@ impl Simulation {
         }
     }
 
-    fn finish_message(&mut self, slot: u32, gen: u16) {
-        let m = &mut self.msgs[slot as usize];
-        if !m.live || m.gen != gen {
-            return;
-        }
-        m.rec.finish = Some(self.now);
-        if let Some(c) = self.critical.filter(|c| c.0 == slot && c.1 == gen) {
-            m.rec.breakdown = Some(Self::parts(m.rec.start, &c));
-        }
-        let (tag, ideal) = (m.tag, m.rec.ideal);
-        self.close_message(slot);
-        self.counters.messages_finished += 1;
-        if tag != apps::AppTag::None {
-            self.app_delivered(tag, ideal);
-        }
-    }
-
     fn release_thread(&mut self, h: u32, t: u16) {
         self.hosts[h as usize].thread_busy[t as usize] = false;
         if let Some(i) = self.persistent.iter().position(|p| p.host == h && p.thread == t) {
@@ -196,7 +136,7 @@ impl Simulation {
             host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
             group_ready = group_ready.max(host.tx_cpu_free);
             let mut p = s.to_packet(h, now, framing);
-            p.transport = tp;
+            p.set_transport(tp);
             let id = self.arena.alloc(p);
             self.counters.packets_created += 1;
             if let Some(bd) = self.breakdown.as_mut() {
@@ -242,7 +182,7 @@ impl Simulation {
             self.hosts[h as usize].txline.pop_front();
             let p = self.arena.get_mut(pkt);
             p.enqueued = now;
-            let (prio, thread, end, wire) = (p.prio, p.thread, p.has(flags::BURST_END), p.wire as u64);
+            let (prio, thread, end, wire) = (p.prio(), p.thread, p.has(flags::BURST_END), p.wire as u64);
             self.hosts[h as usize].nic.push(pkt, prio, thread, end);
             if let Some(t) = self.times(pkt) {
                 t.nic_enq = now.0;
@@ -268,43 +208,12 @@ impl Simulation {
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
         let now = self.now;
-        self.transport_mut(p.transport, h).on_packet(now, &p, &view, &mut acts);
-        self.apply_actions(h, p.transport, acts);
+        self.transport_mut(p.transport(), h).on_packet(now, &p, &view, &mut acts);
+        self.apply_actions(h, p.transport(), acts);
         self.critical = None;
         if p.kind == PktKind::Data {
             self.settle_frame(p.msg, p.msg_gen, false);
         }
-    }
-
-    /// A data frame of message `slot` was delivered (after its transport saw it) or
-    /// dropped. For a transport that never resends, a message with a dropped frame is over
-    /// once none of its frames is left: it is reported unfinished now, as it would be at
-    /// the end, and its slot freed, so a long lossy run does not keep every lost message.
-    pub(crate) fn settle_frame(&mut self, slot: u32, gen: u16, dropped: bool) {
-        let Some(c) = self.frame_counts.get_mut(slot as usize) else { return };
-        if c.gen != gen || c.left == UNCOUNTED || c.left == 0 {
-            return;
-        }
-        c.left -= 1;
-        c.lost |= dropped;
-        if c.left > 0 || !c.lost {
-            return;
-        }
-        let m = &self.msgs[slot as usize];
-        if m.live && m.gen == gen {
-            self.close_message(slot);
-            self.counters.messages_lost += 1;
-        }
-    }
-
-    /// Writes the record of the live message in `slot`, finished or given up, and frees
-    /// the slot.
-    fn close_message(&mut self, slot: u32) {
-        let m = &mut self.msgs[slot as usize];
-        m.live = false;
-        self.records.messages.push(m.rec.clone());
-        self.free_msgs.push(slot);
-        self.live_msgs -= 1;
     }
 
     /// A transport timer fired.

@@ -10,8 +10,9 @@
 //! (`host.tx_ring_frames`) is modelled as raw Ethernet uses it: the first `R` frames are
 //! handed over at once, frame `i ≥ R` when the NIC starts serialising frame `i − R`.
 
-use super::*;
+use super::Simulation;
 use crate::framing::L4Headers;
+use crate::units::{Duration, SimTime};
 
 /// Ideal times remembered at most (the memo is cleared when full). Small, so that the
 /// bound is reached early in a run and memory stays flat: a workload drawing sizes from a

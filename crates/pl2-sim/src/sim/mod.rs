@@ -6,6 +6,14 @@
 //! `LinkHead` when it reaches the far node's output queue (the link's propagation, the
 //! receiver's FEC latency and the switch pipeline are one FIFO per input, with only its
 //! head in the event queue). A host's send path is one FIFO delay line (`HostTx`).
+//!
+//! By concern: what a run is built from (`spec`), the network's state (`network`),
+//! the message table (`messages`); wiring (`build`, `faults`) and the event loop
+//! (`run`); the host path (`host`) and the switch path (`switch`); application
+//! workloads (`apps`); instrumentation: the trace (`trace`), probes (`probes`), the
+//! latency breakdown (`breakdown`) and ideal completion times (`ideal`). Nothing here
+//! names a protocol: transports and switch programs are reached through their lists
+//! ([`crate::transport`], [`crate::programs`]).
 
 mod apps;
 mod breakdown;
@@ -13,269 +21,35 @@ mod build;
 mod faults;
 mod host;
 mod ideal;
+mod messages;
+mod network;
 mod probes;
 mod run;
+mod spec;
 mod switch;
 mod trace;
 
-pub use build::BuildError;
+pub use crate::error::BuildError;
+pub use crate::packet::MAX_TRANSPORTS;
+pub use crate::transport::TransportConfig;
 pub use faults::FaultSpec;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
+pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
 
 use crate::config::NetworkConfig;
 use crate::dist::DelayDist;
 use crate::engine::{EventQueue, TimerSlot};
-use crate::metrics::{Counters, LazyWindow, MessageRecord, Records};
-use crate::net::buffer::SharedBuffer;
-use crate::net::nic::NicQueues;
+use crate::metrics::{Counters, Records};
+use crate::net::egress::EgressQueues;
 use crate::net::routing::RoutingTable;
 use crate::net::topology::Graph;
-use crate::packet::{PacketArena, PktId};
+use crate::packet::{PacketArena, PktId, SendSpec};
 use crate::rng::SimRng;
-use crate::transport::raw::RawConfig;
-use crate::transport::{Actions, HostTransport};
-use crate::units::{BitsPerSec, Duration, SimTime};
-use crate::workload::MessageSpec;
-use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-
-/// A transport, selected by `kind`: the scenario's default `[transport]` or one of its
-/// named `[transports.NAME]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TransportConfig {
-    /// Raw Ethernet / UDP, no congestion control.
-    Raw(RawConfig),
-    /// PL2 rack-scale scheduling (single rack; the ToR runs the scheduler).
-    Pl2(crate::transport::pl2::Pl2Config),
-    /// RDS, the PL2 paper's receiver-driven baseline (modelled after Homa).
-    Rds(crate::transport::rds::RdsConfig),
-    /// TCP (NewReno, CUBIC, DCTCP or no congestion control; SACK, delayed ACKs).
-    Tcp(crate::transport::tcp::TcpConfig),
-}
-
-impl TransportConfig {
-    /// Headers between Ethernet and the payload of data frames.
-    pub fn l4(&self) -> crate::framing::L4Headers {
-        match self {
-            TransportConfig::Raw(c) => c.l4(),
-            TransportConfig::Pl2(c) => c.l4(),
-            TransportConfig::Rds(c) => c.l4(),
-            TransportConfig::Tcp(c) => c.l4(),
-        }
-    }
-}
-
-impl Default for TransportConfig {
-    fn default() -> Self {
-        TransportConfig::Raw(RawConfig::default())
-    }
-}
-
-/// Where messages come from. `transport` is the index of the transport its messages use
-/// (see [`SimSpec::transports`]).
-#[derive(Clone)]
-pub enum Source {
-    /// A fixed list, sorted by time (a message-list file, or a one-shot pattern).
-    List { msgs: Vec<MessageSpec>, next: usize, transport: u8 },
-    /// Open-loop Poisson arrivals at one host.
-    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec>, transport: u8 },
-}
-
-impl Source {
-    /// The transport its messages use.
-    pub fn transport(&self) -> u8 {
-        match self {
-            Source::List { transport, .. } | Source::Poisson { transport, .. } => *transport,
-        }
-    }
-}
-
-/// A thread that always has another message to send (closed loop): when its transport
-/// releases it, the next message of `size` bytes to `dst` starts at once.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PersistentSpec {
-    pub host: u32,
-    pub thread: u16,
-    pub dst: u32,
-    pub size: u64,
-    pub prio: u8,
-    pub start: SimTime,
-    /// The transport its messages use (see [`SimSpec::transports`]).
-    pub transport: u8,
-}
-
-/// Measurement settings.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct MetricsConfig {
-    /// Window of the per-port queue maxima and per-host goodput series. Default 10 µs.
-    pub window: Duration,
-    /// Keep one record per dropped frame (counts are always kept). Default true.
-    pub drop_records: bool,
-    /// Per-frame trace (off by default; costs nothing when off).
-    pub trace: Option<TraceConfig>,
-    /// Keep the values protocols publish about their flows. Default true.
-    pub probes: bool,
-    /// Keep, of each (host, flow, name) probe series, only the last value published in
-    /// each window of this length (at the time it was published): a sample-and-hold
-    /// reading at every window's end is unchanged, and long runs write at most one row
-    /// per series and window. Default 0: every published value.
-    // Left out of the canonical form at its default, so existing scenarios keep their
-    // hash; the schema (and so the reference) still shows it.
-    #[serde(skip_serializing_if = "Duration::is_zero")]
-    #[schemars(!skip_serializing_if)]
-    pub probe_interval: Duration,
-    /// Record where each message's latency went (seven parts that add up to it). Default
-    /// false.
-    pub breakdown: bool,
-}
-
-impl Default for MetricsConfig {
-    fn default() -> Self {
-        MetricsConfig { window: Duration::from_us(10), drop_records: true, trace: None, probes: true, probe_interval: Duration::ZERO, breakdown: false }
-    }
-}
-
-/// Which frames to trace: all filters must match (an empty list matches everything).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct TraceConfig {
-    /// Flow ids (for raw Ethernet, message ids).
-    pub flows: Vec<u32>,
-    /// Nodes where events happen, `"h3"` or `"s0"`.
-    pub nodes: Vec<String>,
-    /// Global port ids.
-    pub ports: Vec<u32>,
-    pub from: Duration,
-    pub until: Option<Duration>,
-    /// Stop tracing after this many records. Default 1,000,000.
-    pub max_records: u64,
-}
-
-impl Default for TraceConfig {
-    fn default() -> Self {
-        TraceConfig { flows: vec![], nodes: vec![], ports: vec![], from: Duration::ZERO, until: None, max_records: 1_000_000 }
-    }
-}
-
-/// A trace filter with node names resolved.
-pub(crate) struct Tracer {
-    pub cfg: TraceConfig,
-    pub nodes: Vec<u32>,
-    pub written: u64,
-}
-
-/// Everything needed to build a simulation.
-#[derive(Clone)]
-pub struct SimSpec {
-    pub net: NetworkConfig,
-    /// The transport of messages that name no other (index 0).
-    pub transport: TransportConfig,
-    /// Further transports (indices 1, 2, ...) that sources, streams and applications can
-    /// select, so one run can mix, say, TCP RPCs with UDP background. Every host runs
-    /// every transport; a frame is handed to the receiver's instance of the transport
-    /// that sent it. At most [`MAX_TRANSPORTS`] in all.
-    pub transports: Vec<TransportConfig>,
-    pub seed: u64,
-    pub sources: Vec<Source>,
-    pub persistent: Vec<PersistentSpec>,
-    /// Application workloads (closed-loop RPCs, parameter-server shuffles).
-    pub apps: Vec<crate::workload::AppSpec>,
-    pub faults: Vec<FaultSpec>,
-    pub metrics: MetricsConfig,
-}
-
-/// Transports one run can mix (the default and up to 7 more).
-pub const MAX_TRANSPORTS: usize = 8;
-
-/// Who owns an egress port.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Owner {
-    Host(u32),
-    Switch { index: u32, local: u32 },
-}
-
-/// One direction of a link: the egress queue at `node` and the wire to `peer`.
-pub(crate) struct Port {
-    pub owner: Owner,
-    pub peer: u32,
-    /// Host index of the peer, if the peer is a host.
-    pub peer_host: Option<u32>,
-    pub rate: BitsPerSec,
-    pub delay: Duration,
-    pub busy: bool,
-    pub cur_wire: u64,
-    pub cur_prio: u8,
-    pub cur_ingress: u32,
-    pub cur_data: bool,
-    /// Bytes queued including the frame being serialised.
-    pub queued: u64,
-    /// Frames on the wire or in the far node's input pipeline, oldest first, each
-    /// carrying the time the frame behind it reaches the far node (see
-    /// `Simulation::pipe_push`); the head's time is its `LinkHead` event's.
-    pub pipe: crate::packet::PktList,
-    pub pipe_last: SimTime,
-    pub up: bool,
-    pub loss: f64,
-    pub max_queue: u64,
-    pub tx_bytes: u64,
-    pub window: LazyWindow,
-}
-
-pub(crate) struct Host {
-    pub port: u32,
-    pub nic: NicQueues,
-    pub txline: VecDeque<(SimTime, PktId)>,
-    pub txline_last: SimTime,
-    pub tx_cpu_free: SimTime,
-    pub rx_cpu_free: SimTime,
-    pub rng: SimRng,
-    pub thread_busy: Vec<bool>,
-    pub thread_queue: Vec<VecDeque<u32>>,
-    pub shared_queue: VecDeque<u32>,
-    /// Global timer index of each transport's timer ids, by transport then id
-    /// (`u32::MAX`: none yet).
-    pub timers: Vec<Vec<u32>>,
-    pub up: bool,
-    pub goodput: LazyWindow,
-    /// The frame being serialised, if its transport asked to hear when it is done
-    /// (`flags::NOTIFY_TX_DONE`).
-    pub tx_notify: Option<crate::packet::Packet>,
-}
-
-pub(crate) struct Switch {
-    pub node: u32,
-    pub cfg: crate::config::SwitchConfig,
-    pub program: crate::net::program::SwitchProgram,
-    pub buffer: SharedBuffer,
-    pub rng: SimRng,
-    pub ecmp_seed: u64,
-}
-
-pub(crate) struct MsgSlot {
-    pub gen: u16,
-    pub live: bool,
-    /// The transport carrying it.
-    pub transport: u8,
-    pub tag: apps::AppTag,
-    pub rec: MessageRecord,
-}
-
-/// The data frames of the message in a slot that are neither delivered nor dropped yet,
-/// for a transport that never resends (`Protocol::frames_if_never_resent`). Kept apart
-/// from [`MsgSlot`], in 8 bytes a slot, because every delivered frame updates it.
-#[derive(Copy, Clone, Default)]
-pub(crate) struct FrameCount {
-    pub gen: u16,
-    /// A data frame of the message was dropped.
-    pub lost: bool,
-    /// [`UNCOUNTED`] for a transport that may resend frames.
-    pub left: u32,
-}
-
-/// `FrameCount::left` of a message whose transport may resend frames.
-pub(crate) const UNCOUNTED: u32 = u32::MAX;
+use crate::transport::{Actions, HostTransport, ModuleStats};
+use crate::units::SimTime;
+use messages::{FrameCount, MsgSlot};
+use network::{Host, Port, Switch};
+use trace::Tracer;
 
 /// A built simulation.
 pub struct Simulation {
@@ -286,7 +60,7 @@ pub struct Simulation {
     pub(crate) ports: Vec<Port>,
     /// Switch egress queues by priority, per global port id (hosts use their NIC
     /// queues). Kept apart from `ports` so the per-frame port state stays compact.
-    pub(crate) queues: Vec<crate::net::egress::EgressQueues>,
+    pub(crate) queues: Vec<EgressQueues>,
     pub(crate) hosts: Vec<Host>,
     pub(crate) switches: Vec<Switch>,
     pub(crate) routes: RoutingTable,
@@ -305,14 +79,14 @@ pub struct Simulation {
     pub(crate) sources: Vec<Source>,
     pub(crate) sources_active: u32,
     pub(crate) persistent: Vec<PersistentSpec>,
-    pub(crate) apps: apps::Apps,
+    pub(crate) apps: crate::workload::Apps,
     pub(crate) faults: Vec<FaultSpec>,
     pub(crate) metrics: MetricsConfig,
     pub(crate) counters: Counters,
     pub(crate) records: Records,
     pub(crate) actions: Actions,
     pub(crate) group: Vec<PktId>,
-    pub(crate) emit: Vec<crate::transport::SendSpec>,
+    pub(crate) emit: Vec<SendSpec>,
     pub(crate) program_probes: Vec<(u32, u32, &'static str, f64)>,
     /// Thins probes onto `metrics.probe_interval`'s grid.
     pub(crate) probe_grid: probes::ProbeGrid,
@@ -400,55 +174,15 @@ impl Simulation {
     pub fn port_queued(&self, port: u32) -> u64 {
         self.ports[port as usize].queued
     }
-    /// PL2 counters (all zero unless the transport is PL2 or TCP over PL2): the ToR schedulers' counters
-    /// including the holes, program drops, and the hosts' sender/receiver counters.
-    pub fn pl2_stats(&self) -> crate::transport::pl2::Pl2Stats {
-        use crate::net::program::SwitchProgram;
-        let mut st = crate::transport::pl2::Pl2Stats::default();
+    /// Every module's counters summed over the run, by module (`None`: the run does not
+    /// use it): each switch program's, then each host instance's.
+    pub fn module_stats(&self) -> ModuleStats {
+        let mut st = ModuleStats::default();
         for sw in &self.switches {
-            if let SwitchProgram::Pl2(p) = &sw.program {
-                st.arrival_error.merge(&p.arrival);
-                let a = p.stats();
-                let t = &mut st.switch;
-                t.rsvs += a.rsvs;
-                t.grants += a.grants;
-                t.granted_packets += a.granted_packets;
-                t.partial_grants += a.partial_grants;
-                t.rejects += a.rejects;
-                t.grt_copies += a.grt_copies;
-                t.data_packets += a.data_packets;
-                t.unsolicited_passed += a.unsolicited_passed;
-                t.unsolicited_dropped += a.unsolicited_dropped;
-                t.counter_drift_packets += a.counter_drift_packets;
-                t.decrement_saturations += a.decrement_saturations;
-                t.suppressed_decrements += a.suppressed_decrements;
-                t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
-                t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
-                t.cancels += a.cancels;
-                t.cancelled_packets += a.cancelled_packets;
-            }
+            sw.program.report(&mut st, &self.counters);
         }
-        st.program_drops = self.counters.drops[crate::metrics::DropReason::Program as usize];
         for t in &self.transports {
-            let (s, r) = match t {
-                HostTransport::Pl2(h) => {
-                    st.late_frames += h.stats().late_frames;
-                    (h.sender_stats(), h.receiver_stats())
-                }
-                HostTransport::Tcp(h) => match h.pl2_layer() {
-                    Some(l) => (l.sender_stats(), l.receiver_stats()),
-                    None => continue,
-                },
-                _ => continue,
-            };
-            st.bursts += s.bursts;
-            st.rsvs += s.rsvs;
-            st.rsv_retries += s.rsv_retries;
-            st.unsolicited_bursts += s.unsolicited_bursts;
-            st.resent_bursts += s.resent_bursts;
-            st.stale_grts += s.stale_grts;
-            st.cancels_sent += s.cancels_sent;
-            st.duplicates += r.duplicates;
+            t.report(&mut st);
         }
         st
     }

@@ -1,7 +1,9 @@
 //! The event loop, stop conditions and progress reporting.
 
-use super::*;
+use super::spec::Source;
+use super::Simulation;
 use crate::engine::Ev;
+use crate::units::SimTime;
 use std::time::Instant;
 
 /// Why a run stopped.

@@ -2,13 +2,15 @@
 //! as one FIFO, output-queued switching with strict priorities, shared-buffer admission,
 //! ECN marking, ECMP, and drops.
 
-use super::*;
+use super::network::Owner;
+use super::Simulation;
 use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
-use crate::transport::Protocol;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
-use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
-use crate::packet::{flags, PktKind};
+use crate::net::program::{ProgramIo, Verdict};
+use crate::packet::{flags, PktId, PktKind};
+use crate::transport::Protocol;
+use crate::units::SimTime;
 
 impl Simulation {
     /// Adds `wire` bytes to a port's queue and tracks its maxima.
@@ -39,7 +41,7 @@ impl Simulation {
         match p.owner {
             Owner::Host(h) => {
                 let Some((pkt, thread)) = self.hosts[h as usize].nic.pop() else { return };
-                let tp = self.arena.get(pkt).transport;
+                let tp = self.arena.get(pkt).transport();
                 self.start_tx(port, pkt, 0);
                 let mut acts = std::mem::take(&mut self.actions);
                 let now = self.now;
@@ -55,9 +57,9 @@ impl Simulation {
                     self.arena.prefetch(next);
                 }
                 let ingress = self.arena.get(pkt).next_port;
-                if let crate::net::program::SwitchProgram::Pl2(_) = self.switches[index as usize].program {
-                    let now = self.now;
-                    self.switches[index as usize].program.on_dequeue(now, self.arena.get(pkt));
+                let program = &mut self.switches[index as usize].program;
+                if program.wants_dequeue() {
+                    program.on_dequeue(self.now, self.arena.get(pkt));
                 }
                 if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.switches[index as usize].cfg.ecn {
                     self.maybe_mark(port, pkt);
@@ -89,7 +91,7 @@ impl Simulation {
         let ser = p.rate.tx_time(wire);
         p.busy = true;
         p.cur_wire = wire;
-        p.cur_prio = pk.prio;
+        p.cur_prio = pk.prio();
         p.cur_ingress = ingress;
         p.cur_data = pk.kind == PktKind::Data;
         let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host, p.pipe_last);
@@ -185,8 +187,8 @@ impl Simulation {
                 if let Some(pk) = self.hosts[h as usize].tx_notify.take() {
                     if self.hosts[h as usize].up {
                         let mut acts = std::mem::take(&mut self.actions);
-                        self.transport_mut(pk.transport, h).on_tx_done(now, &pk, &mut acts);
-                        self.apply_actions(h, pk.transport, acts);
+                        self.transport_mut(pk.transport(), h).on_tx_done(now, &pk, &mut acts);
+                        self.apply_actions(h, pk.transport(), acts);
                     }
                 }
             }
@@ -228,7 +230,7 @@ impl Simulation {
             unreachable!("a link into a switch has its reverse port at that switch")
         };
         let p = self.arena.get(pkt);
-        let (out, tp) = (p.next_port, p.transport);
+        let (out, tp) = (p.next_port, p.transport());
         let sw = &mut self.switches[index as usize];
         let node = sw.node;
         let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
@@ -265,7 +267,7 @@ impl Simulation {
     /// `admit` is false (frames the switch generates).
     fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
         let pk = self.arena.get(pkt);
-        let (prio, wire) = (pk.prio as usize & 7, pk.wire as u64);
+        let (prio, wire) = (pk.prio() as usize, pk.wire as u64);
         let Owner::Switch { local: egress, .. } = self.ports[out as usize].owner else { unreachable!() };
         let sw = &mut self.switches[index as usize];
         if admit {
@@ -295,7 +297,7 @@ impl Simulation {
             let Some(&out) = hops.first() else { continue };
             let mut p = s.to_packet(node, self.now, self.net.framing);
             p.flags |= flags::FROM_SWITCH;
-            p.transport = tp;
+            p.set_transport(tp);
             let pkt = self.arena.alloc(p);
             self.counters.packets_created += 1;
             self.enqueue_at_switch(index, out, pkt, cpu_row, false);
@@ -311,7 +313,7 @@ impl Simulation {
         }
         let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
-        let q = sw.buffer.egress[local as usize][pk.prio as usize & 7];
+        let q = sw.buffer.egress[local as usize][pk.prio() as usize];
         let mark = match sw.cfg.ecn {
             EcnConfig::Off => false,
             EcnConfig::Step { threshold, .. } => q >= threshold.0,
@@ -346,7 +348,7 @@ impl Simulation {
                 time: self.now,
                 node,
                 port,
-                prio: p.prio,
+                prio: p.prio(),
                 reason,
                 src: p.src,
                 dst: p.dst,

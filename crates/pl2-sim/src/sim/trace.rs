@@ -1,8 +1,17 @@
 //! The per-frame trace: events of frames that match the configured filter. When tracing
 //! is off the engine pays one branch per event.
 
-use super::*;
+use super::spec::TraceConfig;
+use super::Simulation;
 use crate::metrics::{TraceEvent, TraceRecord};
+use crate::packet::PktId;
+
+/// A trace filter with node names resolved.
+pub(crate) struct Tracer {
+    pub cfg: TraceConfig,
+    pub nodes: Vec<u32>,
+    pub written: u64,
+}
 
 impl Simulation {
     #[inline]

@@ -3,17 +3,44 @@
 //! notifications, each with the current time, and it writes what it wants done into an
 //! [`Actions`] buffer the engine owns and reuses (no allocation per packet).
 //!
-//! Protocols form a closed enum ([`HostTransport`]) over one trait ([`Protocol`]), so
-//! dispatch is static. Raw Ethernet ([`raw`]) is the template for every protocol.
+//! Each protocol is a folder here that declares itself through [`Transport`] (its
+//! settings, host state, counters, data headers and optional switch program) and one line
+//! in the list below, from which the macro in `list.rs` generates the closed enums
+//! ([`TransportConfig`], [`HostTransport`], [`ModuleStats`]) and their static dispatch.
+//! Raw Ethernet ([`raw`]) is the template for every protocol; `docs/add-a-protocol.md`
+//! walks through adding one.
 
 pub mod pl2;
 pub mod raw;
 pub mod rds;
 pub mod tcp;
 
-use crate::framing::L4Headers;
-use crate::packet::{Packet, PktKind};
+mod list;
+mod module;
+
+use crate::packet::Packet;
 use crate::units::SimTime;
+use list::transports;
+
+pub use crate::packet::{SendSpec, MAX_TRANSPORTS};
+pub use module::{field_of, HostSite, Installed, LinkSite, NetSite, StatsSection, Transport};
+
+transports! {
+    /// Raw Ethernet / UDP, no congestion control.
+    Raw(raw::Raw),
+    /// PL2 rack-scale scheduling (single rack; the ToR runs the scheduler).
+    Pl2(pl2::Pl2),
+    /// RDS, the PL2 paper's receiver-driven baseline (modelled after Homa).
+    Rds(rds::Rds),
+    /// TCP (NewReno, CUBIC, DCTCP or no congestion control; SACK, delayed ACKs).
+    Tcp(tcp::Tcp),
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig::Raw(raw::RawConfig::default())
+    }
+}
 
 /// An application message as a transport sees it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -32,54 +59,6 @@ pub struct MsgInfo {
     pub prio: u8,
     /// When the application handed it to its sending thread.
     pub start: SimTime,
-}
-
-/// A frame a transport asks the host to send. The engine fills in timestamps, wire
-/// size and routing.
-#[derive(Copy, Clone, Debug, Default)]
-pub struct SendSpec {
-    pub dst: u32,
-    pub kind: PktKind,
-    pub prio: u8,
-    pub payload: u32,
-    pub l4: Option<L4Headers>,
-    pub msg: u32,
-    pub msg_gen: u16,
-    pub flow: u32,
-    pub seq: u32,
-    pub thread: u16,
-    pub flags: u8,
-    pub aux: u64,
-}
-
-impl SendSpec {
-    /// The frame this spec describes, sent by node `src` at `now` with the network's
-    /// framing.
-    pub fn to_packet(&self, src: u32, now: SimTime, framing: crate::framing::Framing) -> Packet {
-        let wire = framing.wire_bytes(self.l4.unwrap_or(L4Headers::None), self.payload as u64);
-        Packet {
-            created: now,
-            enqueued: now,
-            aux: self.aux,
-            src,
-            dst: self.dst,
-            msg: self.msg,
-            flow: self.flow,
-            seq: self.seq,
-            // Transports segment at the MTU, which the network's validation keeps at or
-            // below 65,000 B: a larger frame is a transport's bug, not bad input.
-            payload: u16::try_from(self.payload).expect("a frame's payload is at most the MTU"),
-            wire: u16::try_from(wire).expect("a frame is at most the MTU plus its framing"),
-            next_port: 0,
-            queue_next: crate::packet::NO_PKT,
-            msg_gen: self.msg_gen,
-            thread: self.thread,
-            kind: self.kind,
-            prio: self.prio,
-            flags: self.flags,
-            transport: 0,
-        }
-    }
 }
 
 /// What a transport wants done, collected during one call.
@@ -150,66 +129,30 @@ pub trait Protocol {
     }
 }
 
-/// All protocols pl2 implements: one variant each, dispatched statically.
-pub enum HostTransport {
-    Raw(raw::RawHost),
-    Pl2(Box<pl2::Pl2Host>),
-    Rds(Box<rds::RdsHost>),
-    Tcp(Box<tcp::TcpHost>),
-}
-
-impl Protocol for HostTransport {
+/// A boxed protocol answers as the protocol it holds (large host states are boxed so the
+/// enum of all of them stays small).
+impl<P: Protocol + ?Sized> Protocol for Box<P> {
     #[inline]
     fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
-        match self {
-            HostTransport::Raw(t) => t.on_message(now, msg, out),
-            HostTransport::Pl2(t) => t.on_message(now, msg, out),
-            HostTransport::Rds(t) => t.on_message(now, msg, out),
-            HostTransport::Tcp(t) => t.on_message(now, msg, out),
-        }
+        (**self).on_message(now, msg, out)
     }
     #[inline]
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) {
-        match self {
-            HostTransport::Raw(t) => t.on_packet(now, pkt, view, out),
-            HostTransport::Pl2(t) => t.on_packet(now, pkt, view, out),
-            HostTransport::Rds(t) => t.on_packet(now, pkt, view, out),
-            HostTransport::Tcp(t) => t.on_packet(now, pkt, view, out),
-        }
-    }
-    #[inline]
-    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
-        match self {
-            HostTransport::Raw(t) => t.on_tx_done(now, pkt, out),
-            HostTransport::Pl2(t) => t.on_tx_done(now, pkt, out),
-            HostTransport::Rds(t) => t.on_tx_done(now, pkt, out),
-            HostTransport::Tcp(t) => t.on_tx_done(now, pkt, out),
-        }
+        (**self).on_packet(now, pkt, view, out)
     }
     #[inline]
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
-        match self {
-            HostTransport::Raw(t) => t.on_timer(now, id, out),
-            HostTransport::Pl2(t) => t.on_timer(now, id, out),
-            HostTransport::Rds(t) => t.on_timer(now, id, out),
-            HostTransport::Tcp(t) => t.on_timer(now, id, out),
-        }
+        (**self).on_timer(now, id, out)
     }
     #[inline]
     fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
-        match self {
-            HostTransport::Raw(t) => t.on_tx_dequeue(now, thread, out),
-            HostTransport::Pl2(t) => t.on_tx_dequeue(now, thread, out),
-            HostTransport::Rds(t) => t.on_tx_dequeue(now, thread, out),
-            HostTransport::Tcp(t) => t.on_tx_dequeue(now, thread, out),
-        }
+        (**self).on_tx_dequeue(now, thread, out)
+    }
+    #[inline]
+    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+        (**self).on_tx_done(now, pkt, out)
     }
     fn frames_if_never_resent(&self, size: u64) -> Option<u32> {
-        match self {
-            HostTransport::Raw(t) => t.frames_if_never_resent(size),
-            HostTransport::Pl2(t) => t.frames_if_never_resent(size),
-            HostTransport::Rds(t) => t.frames_if_never_resent(size),
-            HostTransport::Tcp(t) => t.frames_if_never_resent(size),
-        }
+        (**self).frames_if_never_resent(size)
     }
 }

@@ -7,7 +7,8 @@
 //! It is also the template for every protocol: state per sending thread and per message
 //! being received, and everything it does is written into [`Actions`].
 
-use super::{Actions, HostView, MsgInfo, Protocol, SendSpec};
+use super::{Actions, HostSite, HostView, MsgInfo, Protocol, SendSpec, Transport};
+use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
 use crate::packet::{flags, Packet, PktKind};
 use crate::units::SimTime;
@@ -44,6 +45,27 @@ impl RawConfig {
             RawHeaders::None => L4Headers::None,
             RawHeaders::Udp => L4Headers::Udp,
         }
+    }
+}
+
+/// The raw transport module: no counters, no switch program.
+pub struct Raw;
+
+impl Transport for Raw {
+    type Config = RawConfig;
+    type Host = RawHost;
+    type Stats = ();
+
+    fn l4(cfg: &RawConfig) -> L4Headers {
+        cfg.l4()
+    }
+
+    fn host(cfg: &RawConfig, at: &HostSite<'_>) -> Result<RawHost, BuildError> {
+        if cfg.priority > 7 {
+            return Err(invalid(format!("{}.priority", at.field), format!("{}; 802.1Q priorities are 0..7", cfg.priority)));
+        }
+        let hc = &at.net.host;
+        Ok(RawHost::new(cfg, at.max_payload(cfg.l4()), hc.threads, hc.tx_ring_frames))
     }
 }
 
@@ -98,6 +120,7 @@ impl RawHost {
                 seq: (t.next_offset / self.max_payload) as u32,
                 thread,
                 flags: flags::BURST_END,
+                proto: 0,
                 aux: m.size,
             });
             t.in_ring += 1;

@@ -15,6 +15,7 @@ mod msglist;
 mod patterns;
 mod wire_sum;
 
+pub(crate) use apps::{AppIo, AppMessage, AppTag, Apps};
 pub use apps::{AppSpec, PsShuffleSpec, RpcSpec, MEMCACHED_GET_REQUEST_BYTES, MEMCACHED_GET_RESPONSE_HEADER_BYTES, VGG16_GRADIENT_BYTES};
 pub use arrivals::{DestChooser, FixedSizeStream, ListOrder, PoissonParams, PoissonSource};
 pub use cdf::SizeCdf;

@@ -132,7 +132,7 @@ fn incast_keeps_the_receiver_queue_bounded_where_raw_ethernet_drops() {
         let cfg = Pl2Config { decrement_at: Pl2Decrement::Dequeue, ..Pl2Config::default() };
         let (sim, q) = incast_for(n, threads, Some(cfg), false, until);
         let c = sim.counters();
-        let st = sim.pl2_stats();
+        let st = sim.module_stats().pl2.unwrap_or_default();
         let bound = queue_bound(n, threads);
         println!(
             "PL2 (dequeue) incast {n}×{threads}: max queue {q} B ({:.1} frames), bound {bound} B, drops {}, bursts {}, unsolicited {}, delivered {}",
@@ -178,7 +178,7 @@ fn faithful_ingress_decrement_does_not_bound_the_incast_queue() {
     let n = 4;
     let threads = threads_for_400(n);
     let (sim, q) = incast(n, threads, Some(Pl2Config::default()), false);
-    let st = sim.pl2_stats();
+    let st = sim.module_stats().pl2.unwrap_or_default();
     println!(
         "PL2 (faithful, ingress) incast {n}×{threads}: max queue {q} B, drops {}, unsolicited {}/{}",
         sim.counters().total_drops(),
@@ -218,7 +218,7 @@ fn ideal_scheduler_keeps_at_most_one_frame_waiting_at_the_receiver() {
         // slot of its slot boundary. Early by up to a slot because the GRT's relative
         // slot drops the RSV's phase within the switch's slot (as above); late by up to
         // a slot plus the few ns the RSV-GRT estimate misses by.
-        let a = sim.pl2_stats().arrival_error;
+        let a = sim.module_stats().pl2.unwrap_or_default().arrival_error;
         assert!(a.bursts > 1000, "{a:?}");
         assert!(a.min_ps > -123_360 && a.max_ps < 2 * 123_360, "ideal incast {n}: {a:?}");
         assert!((a.sum_ps / a.bursts as i64).abs() < 123_360, "ideal incast {n}: mean error beyond a slot: {a:?}");
@@ -263,7 +263,7 @@ fn low_load_bursts_after_the_first_go_unsolicited() {
         later_unsolicited += bursts[1..].iter().filter(|b| b.1).count();
     }
     let share = later_unsolicited as f64 / later as f64;
-    let st = sim.pl2_stats();
+    let st = sim.module_stats().pl2.unwrap_or_default();
     println!("unsolicited share after the first burst: {share:.4} ({later_unsolicited}/{later}); first bursts unsolicited {first_unsolicited}/300; resent {}, dropped {}, duplicates {}", st.resent_bursts, st.switch.unsolicited_dropped, st.duplicates);
     assert!(share >= 0.9, "share {share}");
     assert_eq!(st.switch.unsolicited_unrecovered_packets, 0);

@@ -144,7 +144,7 @@ fn high_priority_bursts_wait_at_most_t2_slots_under_low_priority_overload() {
         let hi: Vec<_> = (0..200u64).map(|i| MessageSpec { time: SimTime(100_000_000 + i * 20_000_000), src: 4, dst: 5, size: 6000, thread: 0, priority: 1 }).collect();
         sp.sources = vec![list(hi)];
         let mut sim = run(sp, SimTime(4_200_000_000));
-        let st = sim.pl2_stats();
+        let st = sim.module_stats().pl2.unwrap_or_default();
         let q = recv_queue(&sim, 5);
         let recs = sim.drain_records();
         let fold_max = |m: BTreeMap<u32, (SimTime, f64)>| m.values().map(|v| v.1).fold(0.0, f64::max);
@@ -201,7 +201,7 @@ fn receiver_cancels_release_a_crashed_senders_reservations() {
         sp.sources = vec![list(probes)];
         sp.faults = vec![FaultSpec::HostCrash { host: 0, at: Duration(crash) }];
         let mut sim = run(sp, SimTime(2_100_000_000));
-        let st = sim.pl2_stats();
+        let st = sim.module_stats().pl2.unwrap_or_default();
         let host_down = sim.counters().drops[DropReason::HostDown as usize];
         let recs = sim.drain_records();
         let h1_done = recs.messages.iter().filter(|m| m.src == 1 && m.finish.is_some()).count();
@@ -247,7 +247,7 @@ fn no_false_cancels_at_400_percent() {
         let mut sp = with(testbed_jitter(5, 3), cfg);
         sp.persistent = incast_streams(4, 3);
         let sim = run(sp, SimTime(3_000_000_000));
-        let st = sim.pl2_stats();
+        let st = sim.module_stats().pl2.unwrap_or_default();
         let drops = sim.counters().total_drops();
         println!("400% with GRT copies ({dec:?}): cancels {} ({} packets), copies {}, retries {}, drops {drops}, max queue {} B, delivered {}", st.switch.cancels, st.switch.cancelled_packets, st.switch.grt_copies, st.rsv_retries, recv_queue(&sim, 4), sim.counters().messages_finished);
         assert!(st.switch.grt_copies > 5000);

@@ -29,7 +29,7 @@ fn run_rds(sp: SimSpec) -> (Simulation, Records, RdsStats) {
     let mut sim = run(sp, END);
     sim.finish();
     let recs = sim.drain_records();
-    let st = sim.rds_stats();
+    let st = sim.module_stats().rds.unwrap_or_default();
     (sim, recs, st)
 }
 

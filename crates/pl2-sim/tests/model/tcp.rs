@@ -26,7 +26,7 @@ fn run_tcp(sp: SimSpec) -> (Simulation, Records, TcpStats) {
     let mut sim = run(sp, END);
     sim.finish();
     let recs = sim.drain_records();
-    let st = sim.tcp_stats();
+    let st = sim.module_stats().tcp.unwrap_or_default();
     (sim, recs, st)
 }
 
@@ -214,9 +214,9 @@ fn dctcp_alpha_tracks_the_marked_fraction() {
     let t1 = SimTime(3 * MS);
     let t2 = SimTime(8 * MS);
     sim.run(StopAt { end: t1, all_delivered: true, event_budget: None }, &mut clock, &mut |_| true);
-    let a = sim.tcp_stats();
+    let a = sim.module_stats().tcp.unwrap_or_default();
     sim.run(StopAt { end: t2, all_delivered: true, event_budget: None }, &mut clock, &mut |_| true);
-    let b = sim.tcp_stats();
+    let b = sim.module_stats().tcp.unwrap_or_default();
     assert_conserved(&sim);
     let recs = sim.drain_records();
     let f = (b.ce_received - a.ce_received) as f64 / (b.segments_received - a.segments_received) as f64;
@@ -330,7 +330,7 @@ fn dctcp_queue(n: u32, k: u64) -> (f64, f64) {
         t += 50_000;
     }
     assert_conserved(&sim);
-    assert_eq!((sim.counters().total_drops(), sim.tcp_stats().timeouts), (0, 0));
+    assert_eq!((sim.counters().total_drops(), sim.module_stats().tcp.unwrap_or_default().timeouts), (0, 0));
     q.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
     (q[(q.len() - 1) / 100], q[q.len() - 1])
 }

@@ -66,7 +66,7 @@ fn run_tcp(net: NetworkConfig, msgs: Vec<MessageSpec>, cfg: TcpConfig, faults: V
     let mut sim = run(sp, END);
     sim.finish();
     let recs = sim.drain_records();
-    let st = sim.tcp_stats();
+    let st = sim.module_stats().tcp.unwrap_or_default();
     assert!(recs.messages.iter().all(|m| m.finish.is_some()), "every message delivered: {st:?}");
     (sim, recs, st)
 }
@@ -203,7 +203,7 @@ fn over_pl2_the_handshake_frames_are_not_scheduled() {
     let (sim0, _, st0) = run_tcp(testbed(threads), msgs(), over_pl2.clone(), vec![]);
     assert_eq!((st0.syns_sent, st0.segments_sent), (0, total));
     let (sim, _, st) = run_tcp(testbed(threads), msgs(), TcpConfig { handshake: true, ..over_pl2 }, vec![]);
-    let (p0, p) = (sim0.pl2_stats(), sim.pl2_stats());
+    let (p0, p) = (sim0.module_stats().pl2.unwrap_or_default(), sim.module_stats().pl2.unwrap_or_default());
     println!("TCP over PL2: rsvs {} / {}, granted {} / {}, data {} / {}", p0.rsvs, p.rsvs, p0.switch.granted_packets, p.switch.granted_packets, p0.switch.data_packets, p.switch.data_packets);
     assert_eq!((st.syns_sent, st.syn_acks_sent, st.syn_acks_received), (4, 4, 4), "{st:?}");
     assert_eq!((st.segments_sent, st.retransmissions, st.timeouts), (total, 0, 0), "{st:?}");

@@ -46,7 +46,7 @@ fn run_tcp(mut sp: SimSpec, cfg: TcpConfig) -> (Simulation, Records, TcpStats) {
     let mut sim = run(sp, END);
     sim.finish();
     let recs = sim.drain_records();
-    let st = sim.tcp_stats();
+    let st = sim.module_stats().tcp.unwrap_or_default();
     (sim, recs, st)
 }
 
@@ -96,9 +96,9 @@ fn a_single_connection_moves_k_segments_per_rsv_grt_exchange() {
     // Every segment was scheduled: one RSV per burst of K. The ToR released exactly one
     // reservation per segment and none for the 4000 pure ACKs it forwarded (unscheduled,
     // they never touch its counters).
-    let st = sim.pl2_stats();
+    let st = sim.module_stats().pl2.unwrap_or_default();
     assert_eq!((st.rsvs, st.switch.granted_packets, st.switch.data_packets), (2000, 8000, 8000));
-    assert_eq!(sim.tcp_stats().acks_sent, 4000);
+    assert_eq!(sim.module_stats().tcp.unwrap_or_default().acks_sent, 4000);
     assert_eq!((st.switch.counter_drift_packets, st.switch.decrement_saturations), (0, 0));
 }
 
@@ -118,7 +118,7 @@ fn twelve_connections_reach_the_framing_limit_less_the_rsv_share() {
     println!("12 connections: TCP over PL2 {g:.2} Gbps (bound {bound:.2}), TCP Cubic {cubic:.2} Gbps (framing {framing:.2})");
     assert!(g <= bound * 1.001 && g > 0.99 * bound, "{g} vs {bound}");
     assert!((cubic / framing - 1.0).abs() < 0.005, "{cubic} vs {framing}");
-    assert_eq!(sim.pl2_stats().program_drops, 0);
+    assert_eq!(sim.module_stats().pl2.unwrap_or_default().program_drops, 0);
 }
 
 /// `n` senders × `conns` connections (one per thread) of 1 MB each into host `n`, the
@@ -210,12 +210,12 @@ fn a_lost_segment_is_resent_by_tcp_and_scheduled_again() {
     // Mid-stream: three SACKed segments above the hole mark it lost (RFC 6675).
     let (_, st, sim) = with_drops(300, &[50]);
     assert_eq!((st.fast_recoveries, st.retransmissions, st.timeouts), (1, 1, 0), "{st:?}");
-    let p = sim.pl2_stats();
+    let p = sim.module_stats().pl2.unwrap_or_default();
     assert_eq!(p.switch.granted_packets, 301, "the resend had its own reservation");
     // The tail: nothing above it, so the RTO (1 ms minimum) resends it.
     let (recs, st, sim) = with_drops(300, &[299]);
     assert_eq!((st.fast_recoveries, st.retransmissions, st.timeouts), (0, 1, 1), "{st:?}");
-    assert_eq!(sim.pl2_stats().switch.granted_packets, 301);
+    assert_eq!(sim.module_stats().pl2.unwrap_or_default().switch.granted_packets, 301);
     // The last ACK of new data leaves ~80 µs in (75 exchanges) plus the 40 µs delayed-ACK
     // timer; the 1 ms minimum RTO runs from there and the resend takes one exchange.
     let done = recs.messages[0].finish.unwrap().0;
@@ -224,7 +224,7 @@ fn a_lost_segment_is_resent_by_tcp_and_scheduled_again() {
 
 fn incast_trace(seed: u64) -> String {
     let (sim, recs, st, q) = incast(2, 2, over_pl2_dequeue(), seed);
-    format!("{:?}{:?}{:?}{:?}{:?}{q}", recs.messages, recs.probes, sim.counters(), st, sim.pl2_stats())
+    format!("{:?}{:?}{:?}{:?}{:?}{q}", recs.messages, recs.probes, sim.counters(), st, sim.module_stats().pl2.unwrap_or_default())
 }
 
 #[test]
@@ -301,7 +301,7 @@ fn grt_copies_to_the_receiver_change_nothing_when_nothing_is_lost() {
     // with every burst arriving, nothing is cancelled and TCP sees the same lossless run.
     let cfg = TcpConfig { pl2: Some(Pl2Config { grt_copy_to_receiver: true, decrement_at: Pl2Decrement::Dequeue, ..Pl2Config::default() }), ..over_pl2() };
     let (sim, _, st, _) = incast(2, 4, cfg, 1);
-    let p = sim.pl2_stats();
+    let p = sim.module_stats().pl2.unwrap_or_default();
     assert_eq!((sim.counters().total_drops(), st.retransmissions), (0, 0));
     assert_eq!(p.switch.grt_copies, p.switch.grants);
     assert_eq!((p.switch.cancels, p.cancels_sent), (0, 0), "{p:?}");
@@ -324,7 +324,7 @@ fn random_loss_of_every_frame_kind_is_repaired() {
     ];
     let (sim, recs, st) = run_tcp(sp, over_pl2_dequeue());
     assert!(recs.messages.iter().all(|m| m.finish.is_some()), "{st:?}");
-    let p = sim.pl2_stats();
+    let p = sim.module_stats().pl2.unwrap_or_default();
     println!("random loss: drops {}, retx {}, timeouts {}, RSV retries {}", sim.counters().total_drops(), st.retransmissions, st.timeouts, p.rsv_retries);
     assert!(sim.counters().total_drops() > 5 && st.retransmissions > 0 && p.rsv_retries > 0, "{st:?} {p:?}");
 }

@@ -13,7 +13,8 @@
 //! (PL2 alone: stride 1, offset 0).
 
 use super::wire::{self, Control};
-use crate::packet::{flags, Packet};
+use crate::packet::{proto, Packet};
+use crate::slab::Slab;
 use crate::transport::{Actions, HostView};
 use crate::units::SimTime;
 use pl2_protocol::receiver::{Arrival, Receiver, ReceiverAction};
@@ -49,8 +50,7 @@ pub struct Pl2Driver<I> {
     me: u32,
     pub(crate) sender: Sender,
     pub(crate) receiver: Receiver,
-    timers: Vec<Option<Pending<I>>>,
-    free_timers: Vec<u32>,
+    timers: Slab<Pending<I>>,
     stride: u32,
     offset: u32,
     sacts: Vec<SenderAction>,
@@ -64,8 +64,7 @@ impl<I: Copy> Pl2Driver<I> {
             me,
             sender,
             receiver,
-            timers: Vec::new(),
-            free_timers: Vec::new(),
+            timers: Slab::default(),
             stride: stride.max(1),
             offset,
             sacts: Vec::new(),
@@ -79,16 +78,7 @@ impl<I: Copy> Pl2Driver<I> {
     }
 
     fn timer(&mut self, what: Pending<I>, at_ps: u64, out: &mut Actions) {
-        let id = match self.free_timers.pop() {
-            Some(id) => {
-                self.timers[id as usize] = Some(what);
-                id
-            }
-            None => {
-                self.timers.push(Some(what));
-                self.timers.len() as u32 - 1
-            }
-        };
+        let id = self.timers.insert(what);
         out.set_timer(id * self.stride + self.offset, SimTime(at_ps));
     }
 
@@ -188,8 +178,7 @@ impl<I: Copy> Pl2Driver<I> {
     /// One of the driver's timers (see [`Pl2Driver::owns_timer`]) expired.
     pub fn on_timer<S: BurstSource<Info = I>>(&mut self, now: u64, id: u32, src: &mut S, out: &mut Actions) {
         let slab = (id - self.offset) / self.stride;
-        let Some(what) = self.timers.get_mut(slab as usize).and_then(Option::take) else { return };
-        self.free_timers.push(slab);
+        let Some(what) = self.timers.remove(slab) else { return };
         match what {
             Pending::Sender(token) => {
                 self.sender.on_timer(now, token, &mut self.sacts);
@@ -220,5 +209,5 @@ impl<I: Copy> Pl2Driver<I> {
 
 /// The burst a frame reported by `on_tx_done` ends, under the raw layout (`flow` = burst).
 pub fn raw_burst_of(pkt: &Packet) -> Option<BurstId> {
-    pkt.has(flags::SCHEDULED).then_some(BurstId(pkt.flow))
+    pkt.has_proto(proto::SCHEDULED).then_some(BurstId(pkt.flow))
 }

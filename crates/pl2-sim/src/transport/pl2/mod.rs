@@ -8,6 +8,11 @@
 //!   ([`crate::transport::tcp::pl2`]).
 //! - [`host`]: [`Pl2Host`], the end-host transport (sender and receiver) for messages.
 //! - [`switch`]: [`Pl2Switch`], the ToR's scheduler as a switch program.
+//! - [`install`]: the ToR's scheduler settings derived from the network (timeslot,
+//!   RSV–GRT exchange) and the one scheduler every transport over PL2 shares.
+//!
+//! Counters: [`Pl2Stats`], summary key `pl2` (the ToR's program, PL2 hosts, and the PL2
+//! layer of TCP over PL2).
 //!
 //! Scope: one rack (the ToR schedules every host's ports); inter-rack PL2 (§7) is future
 //! work and other topologies are rejected at build time.
@@ -15,6 +20,7 @@
 pub mod config;
 pub mod driver;
 pub mod host;
+pub mod install;
 pub mod switch;
 pub mod wire;
 
@@ -22,7 +28,45 @@ pub use config::Pl2Config;
 pub use host::Pl2Host;
 pub use switch::Pl2Switch;
 
-/// PL2 counters of a whole run (see [`crate::sim::Simulation::pl2_stats`]).
+use crate::error::{invalid, BuildError};
+use crate::framing::L4Headers;
+use crate::transport::{HostSite, Installed, ModuleStats, NetSite, StatsSection, Transport, TransportConfig};
+use pl2_protocol::receiver::ReceiverStats;
+use pl2_protocol::sender::SenderStats;
+
+/// The PL2 module: hosts that send messages in scheduled bursts, and the ToR's scheduler,
+/// installed when any transport of the run uses PL2 (this one or TCP over PL2).
+pub struct Pl2;
+
+impl Transport for Pl2 {
+    type Config = Pl2Config;
+    type Host = Box<Pl2Host>;
+    type Stats = Pl2Stats;
+
+    fn l4(cfg: &Pl2Config) -> L4Headers {
+        cfg.l4()
+    }
+
+    fn host(cfg: &Pl2Config, at: &HostSite<'_>) -> Result<Box<Pl2Host>, BuildError> {
+        cfg.validate().map_err(|e| invalid(at.field, e))?;
+        let slot = pl2_protocol::timeslot::timeslot_ps(at.net.mtu.0, at.host_rate.0, cfg.slot_basis());
+        let t = Pl2Host::new(cfg, at.host, at.max_payload(cfg.l4()), slot).map_err(|e| invalid(at.field, e))?;
+        Ok(Box::new(t))
+    }
+
+    fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Option<Installed>, BuildError> {
+        install::install(cfgs, net)
+    }
+
+    fn report(host: &Box<Pl2Host>, stats: &mut ModuleStats) {
+        let st = stats.pl2.get_or_insert_default();
+        st.late_frames += host.stats().late_frames;
+        st.add_host(host.sender_stats(), host.receiver_stats());
+    }
+}
+
+/// PL2 counters of a whole run: the ToR's program's and every host's (PL2 hosts and the
+/// PL2 layer of TCP over PL2), summed.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Pl2Stats {
     /// Arrival of scheduled bursts' first packets at the switch against their slots.
@@ -46,4 +90,20 @@ pub struct Pl2Stats {
     pub duplicates: u64,
     /// Data frames of already delivered messages that slipped past duplicate detection.
     pub late_frames: u64,
+}
+
+impl StatsSection for Pl2Stats {}
+
+impl Pl2Stats {
+    /// Adds one host's sender and receiver counters.
+    pub(crate) fn add_host(&mut self, s: &SenderStats, r: &ReceiverStats) {
+        self.bursts += s.bursts;
+        self.rsvs += s.rsvs;
+        self.rsv_retries += s.rsv_retries;
+        self.unsolicited_bursts += s.unsolicited_bursts;
+        self.resent_bursts += s.resent_bursts;
+        self.stale_grts += s.stale_grts;
+        self.cancels_sent += s.cancels_sent;
+        self.duplicates += r.duplicates;
+    }
 }

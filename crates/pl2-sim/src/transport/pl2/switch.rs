@@ -1,5 +1,5 @@
 //! `Pl2Switch`: the ToR's PL2 scheduler (pl2-protocol's [`Scheduler`]) as a switch
-//! program ([`crate::net::program::SwitchProgram::Pl2`]).
+//! program ([`crate::programs::SwitchProgram::Pl2`], installed by [`super::install`]).
 //!
 //! - RSV: `on_rsv`, emit the GRT to the sender (and the copy to the receiver if
 //!   enabled) at priority 7, consume the RSV.
@@ -10,7 +10,7 @@
 //! - Everything else is forwarded untouched: TCP ACKs (pure ACKs are never scheduled,
 //!   also under TCP over PL2), ARP, GRTs, external traffic and any unscheduled data never
 //!   touch the counters (they were never reserved). Only frames flagged `SCHEDULED`
-//!   ([`crate::packet::flags::SCHEDULED`]) release reservations.
+//!   ([`crate::packet::proto::SCHEDULED`]) release reservations.
 //! - The tag is read in the layout the hosts use ([`TagLayout`]: PL2's own frames or TCP
 //!   segments), fixed when the program is installed.
 //!
@@ -18,8 +18,12 @@
 //! sharing a port under breakout share its counters, §4.2.1).
 
 use super::wire::{self, Control, TagLayout};
-use crate::net::program::{ProgramIo, Verdict};
-use crate::packet::Packet;
+use super::Pl2Stats;
+use crate::metrics::{Counters, DropReason};
+use crate::net::program::{ProgramIo, SwitchLogic, Verdict};
+use crate::packet::{Packet, MAX_TRANSPORTS};
+use crate::programs::Program;
+use crate::transport::ModuleStats;
 use crate::units::SimTime;
 use pl2_protocol::switch::{Scheduler, SchedulerConfig, SwitchAction, SwitchMode, SwitchStats, Verdict as PVerdict};
 use std::collections::HashMap;
@@ -69,7 +73,7 @@ pub struct Pl2Switch {
     sched: Scheduler,
     /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2),
     /// by the transport that sent them (`Packet::transport`).
-    layouts: [TagLayout; crate::sim::MAX_TRANSPORTS],
+    layouts: [TagLayout; MAX_TRANSPORTS],
     acts: Vec<SwitchAction>,
     dequeue: bool,
     /// When each granted burst's first packet should reach the switch, by (source,
@@ -86,7 +90,7 @@ pub struct Pl2Switch {
 impl Pl2Switch {
     /// `hosts` hosts, `breakout` hosts per physical port; frames of transport `t` carry
     /// their tag in `layouts[t]`.
-    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layouts: [TagLayout; crate::sim::MAX_TRANSPORTS]) -> Result<Pl2Switch, String> {
+    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layouts: [TagLayout; MAX_TRANSPORTS]) -> Result<Pl2Switch, String> {
         let b = breakout.max(1);
         let host_port = (0..hosts).map(|h| h / b).collect();
         let dequeue = cfg.decrement_at == pl2_protocol::switch::DecrementPoint::Dequeue;
@@ -109,9 +113,15 @@ impl Pl2Switch {
         &self.sched
     }
 
-    pub fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
+}
+
+impl SwitchLogic for Pl2Switch {
+    /// The dequeue ablation (`decrement_at = "dequeue"`) releases reservations there.
+    const ON_DEQUEUE: bool = true;
+
+    fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
-        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % crate::sim::MAX_TRANSPORTS], pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
             if tag.index_in_burst == 0 && !tag.unsolicited {
                 if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
                     let err = now as i64 - at as i64;
@@ -162,14 +172,39 @@ impl Pl2Switch {
     }
 
     /// A frame leaves one of the switch's output queues.
-    pub fn on_dequeue(&mut self, now: SimTime, pkt: &Packet) {
+    fn on_dequeue(&mut self, now: SimTime, pkt: &Packet) {
         if !self.dequeue {
             return;
         }
-        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport as usize % crate::sim::MAX_TRANSPORTS], pkt) {
+        if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
             if self.sched.on_data_dequeued(now.0, &tag).is_err() {
                 self.unknown += 1;
             }
         }
+    }
+}
+
+impl Program for Pl2Switch {
+    fn report(&self, stats: &mut ModuleStats, counters: &Counters) {
+        let st: &mut Pl2Stats = stats.pl2.get_or_insert_default();
+        st.arrival_error.merge(&self.arrival);
+        let (a, t) = (self.stats(), &mut st.switch);
+        t.rsvs += a.rsvs;
+        t.grants += a.grants;
+        t.granted_packets += a.granted_packets;
+        t.partial_grants += a.partial_grants;
+        t.rejects += a.rejects;
+        t.grt_copies += a.grt_copies;
+        t.data_packets += a.data_packets;
+        t.unsolicited_passed += a.unsolicited_passed;
+        t.unsolicited_dropped += a.unsolicited_dropped;
+        t.counter_drift_packets += a.counter_drift_packets;
+        t.decrement_saturations += a.decrement_saturations;
+        t.suppressed_decrements += a.suppressed_decrements;
+        t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
+        t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
+        t.cancels += a.cancels;
+        t.cancelled_packets += a.cancelled_packets;
+        st.program_drops = counters.drops[DropReason::Program as usize];
     }
 }

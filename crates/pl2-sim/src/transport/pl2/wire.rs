@@ -15,7 +15,7 @@
 //!
 //! Host ids are the simulator's host indices.
 
-use crate::packet::{flags, Packet, PktKind};
+use crate::packet::{flags, proto, Packet, PktKind};
 use crate::transport::SendSpec;
 use pl2_protocol::{BurstId, Cancel, DataTag, Grt, Rsv};
 
@@ -143,10 +143,8 @@ pub fn encode_data(s: &mut SendSpec, tag: &DataTag, d: &DataFields) {
     s.seq = d.packet_index;
     s.aux = (d.msg_size & SIZE_MASK) | u64::from(tag.index_in_burst) << 56;
     s.flow = tag.burst.0;
-    s.flags = flags::SCHEDULED
-        | if tag.unsolicited { flags::UNSOLICITED } else { 0 }
-        | if tag.resent { flags::RETX } else { 0 }
-        | if d.last_of_burst { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
+    s.flags = if d.last_of_burst { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
+    s.proto = proto::SCHEDULED | if tag.unsolicited { proto::UNSOLICITED } else { 0 } | if tag.resent { proto::RETX } else { 0 };
 }
 
 /// The tag of a PL2-scheduled data frame (raw layout); `None` for any other frame.
@@ -173,11 +171,11 @@ const TCP_RESENT_BIT: u64 = 1 << 1;
 
 /// The tag of a PL2-scheduled data frame under `layout`; `None` for any other frame.
 pub fn decode_tag_in(layout: TagLayout, p: &Packet) -> Option<DataTag> {
-    if p.kind != PktKind::Data || !p.has(flags::SCHEDULED) {
+    if p.kind != PktKind::Data || !p.has_proto(proto::SCHEDULED) {
         return None;
     }
     let (burst, resent) = match layout {
-        TagLayout::Raw => (p.flow, p.has(flags::RETX)),
+        TagLayout::Raw => (p.flow, p.has_proto(proto::RETX)),
         TagLayout::Tcp => ((p.aux >> 8) as u32, p.aux & TCP_RESENT_BIT != 0),
     };
     Some(DataTag {
@@ -185,7 +183,7 @@ pub fn decode_tag_in(layout: TagLayout, p: &Packet) -> Option<DataTag> {
         dst: p.dst,
         burst: BurstId(burst),
         index_in_burst: (p.aux >> 56) as u32,
-        unsolicited: p.has(flags::UNSOLICITED),
+        unsolicited: p.has_proto(proto::UNSOLICITED),
         resent,
     })
 }
@@ -199,10 +197,8 @@ pub fn encode_tcp_tag(s: &mut SendSpec, tag: &DataTag, last: bool) {
         | if tag.resent { TCP_RESENT_BIT } else { 0 }
         | u64::from(tag.burst.0) << 8
         | u64::from(tag.index_in_burst) << 56;
-    s.flags = (s.flags & !(flags::BURST_END | flags::NOTIFY_TX_DONE | flags::UNSOLICITED))
-        | flags::SCHEDULED
-        | if tag.unsolicited { flags::UNSOLICITED } else { 0 }
-        | if last { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
+    s.flags = (s.flags & !(flags::BURST_END | flags::NOTIFY_TX_DONE)) | if last { flags::BURST_END | flags::NOTIFY_TX_DONE } else { 0 };
+    s.proto = (s.proto & !proto::UNSOLICITED) | proto::SCHEDULED | if tag.unsolicited { proto::UNSOLICITED } else { 0 };
 }
 
 /// The burst a scheduled frame (TCP layout) belongs to.
@@ -299,7 +295,7 @@ mod tests {
         let p = frame(&t, 0);
         assert_eq!(decode_tag_in(TagLayout::Tcp, &p), Some(resent));
         assert_eq!(tcp_burst_of(&p), Some(resent.burst));
-        assert!(p.has(flags::BURST_END) && p.has(flags::NOTIFY_TX_DONE) && p.has(flags::RETX));
+        assert!(p.has(flags::BURST_END) && p.has(flags::NOTIFY_TX_DONE) && p.has_proto(proto::RETX));
         // Data without the SCHEDULED flag (e.g. another transport's) carries no tag.
         let raw = Packet { kind: PktKind::Data, ..Default::default() };
         assert_eq!(decode_tag(&raw), None);

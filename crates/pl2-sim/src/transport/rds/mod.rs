@@ -22,8 +22,8 @@
 //!
 //! Probes: `rds_outstanding` (flow = sender host; the receiver's granted-but-not-received
 //! bytes for that sender after each GRANT) and `rds_retx` (flow = message id; the index
-//! of each packet resent). Counters: [`RdsStats`], summed over hosts by
-//! [`crate::sim::Simulation::rds_stats`].
+//! of each packet resent). Counters: [`RdsStats`], summed over hosts into the run's
+//! [`crate::transport::ModuleStats`] (summary key `rds`).
 //!
 //! Scope: any topology, any host pairs, any number of concurrent messages. Not modelled:
 //! the prototype's separate scheduling and data-processing threads (the receive path
@@ -36,14 +36,15 @@ pub mod wire;
 
 pub use config::{RdsConfig, RdsPolicy};
 
+use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
 use crate::packet::Packet;
-use crate::transport::{Actions, HostView, MsgInfo, Protocol};
+use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, StatsSection, Transport};
 use crate::units::SimTime;
 use receiver::Receiver;
 use sender::Sender;
 
-/// RDS counters (per host, or summed over a run by [`crate::sim::Simulation::rds_stats`]).
+/// RDS counters (per host, or summed over a run).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RdsStats {
     /// Messages started by senders / delivered by receivers.
@@ -75,6 +76,8 @@ pub struct RdsStats {
     pub max_outstanding_bytes: u64,
 }
 
+impl StatsSection for RdsStats {}
+
 impl RdsStats {
     fn add(&mut self, o: &RdsStats) {
         self.messages_sent += o.messages_sent;
@@ -91,6 +94,29 @@ impl RdsStats {
         self.nacks_received += o.nacks_received;
         self.stale_control += o.stale_control;
         self.max_outstanding_bytes = self.max_outstanding_bytes.max(o.max_outstanding_bytes);
+    }
+}
+
+/// The RDS module.
+pub struct Rds;
+
+impl Transport for Rds {
+    type Config = RdsConfig;
+    type Host = Box<RdsHost>;
+    type Stats = RdsStats;
+
+    fn l4(cfg: &RdsConfig) -> L4Headers {
+        cfg.l4()
+    }
+
+    fn host(cfg: &RdsConfig, at: &HostSite<'_>) -> Result<Box<RdsHost>, BuildError> {
+        let hc = &at.net.host;
+        let t = RdsHost::new(cfg, at.max_payload(cfg.l4()), hc.threads, hc.tx_ring_frames).map_err(|e| invalid(at.field, e))?;
+        Ok(Box::new(t))
+    }
+
+    fn report(host: &Box<RdsHost>, stats: &mut ModuleStats) {
+        stats.rds.get_or_insert_default().add(host.stats());
     }
 }
 
@@ -164,18 +190,5 @@ impl Protocol for RdsHost {
 
     fn on_tx_dequeue(&mut self, now: SimTime, thread: u16, out: &mut Actions) {
         self.sender.on_tx_dequeue(now, &self.ctx, thread, out);
-    }
-}
-
-impl crate::sim::Simulation {
-    /// RDS counters summed over hosts (all zero unless the transport is RDS).
-    pub fn rds_stats(&self) -> RdsStats {
-        let mut st = RdsStats::default();
-        for t in &self.transports {
-            if let crate::transport::HostTransport::Rds(h) = t {
-                st.add(h.stats());
-            }
-        }
-        st
     }
 }

@@ -26,6 +26,7 @@
 use super::wire::{self, Control, Data, MsgRef};
 use super::{Ctx, RdsStats};
 use crate::packet::Packet;
+use crate::slab::Slab;
 use crate::transport::Actions;
 use crate::units::SimTime;
 use super::config::RdsPolicy;
@@ -62,8 +63,7 @@ impl RxMsg {
 }
 
 pub(super) struct Receiver {
-    msgs: Vec<Option<RxMsg>>,
-    free: Vec<u32>,
+    msgs: Slab<RxMsg>,
     /// Per engine message slot: generation and state (index into `msgs`, `NONE`,
     /// `DELIVERED`).
     slots: Vec<(u16, u32)>,
@@ -83,8 +83,7 @@ fn timer_id(idx: u32) -> u32 {
 impl Receiver {
     pub fn new() -> Receiver {
         Receiver {
-            msgs: Vec::new(),
-            free: Vec::new(),
+            msgs: Slab::default(),
             slots: Vec::new(),
             waiting: Vec::new(),
             admitted: Vec::new(),
@@ -122,7 +121,7 @@ impl Receiver {
             return;
         };
         let mp = ctx.max_payload;
-        let m = self.msgs[idx as usize].as_mut().expect("live");
+        let m = self.msgs.get_mut(idx).expect("live");
         let i = d.index;
         if i >= m.n_pkts || m.has(i) {
             st.duplicates += 1;
@@ -174,16 +173,7 @@ impl Receiver {
             limit: unsched,
             responsible: false,
         };
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.msgs[i as usize] = Some(m);
-                i
-            }
-            None => {
-                self.msgs.push(Some(m));
-                self.msgs.len() as u32 - 1
-            }
-        };
+        let idx = self.msgs.insert(m);
         self.slots[d.msg.slot as usize] = (d.msg.gen, idx);
         if src as usize >= self.outstanding.len() {
             self.outstanding.resize(src as usize + 1, 0);
@@ -195,13 +185,12 @@ impl Receiver {
     }
 
     fn deliver(&mut self, idx: u32, ctx: &Ctx, st: &mut RdsStats, out: &mut Actions) {
-        let m = self.msgs[idx as usize].take().expect("live");
+        let m = self.msgs.remove(idx).expect("live");
         out.delivered.push((m.msg.slot, m.msg.gen));
         out.cancel_timer(timer_id(idx));
         self.slots[m.msg.slot as usize] = (m.msg.gen, DELIVERED);
         self.waiting.retain(|&r| r != idx);
         self.admitted.retain(|&r| r != idx);
-        self.free.push(idx);
         st.messages_received += 1;
         self.control(ctx, m.src, Control::Done { msg: m.msg }, st, out);
     }
@@ -212,12 +201,12 @@ impl Receiver {
         let cap = ctx.cfg.rtt_bytes.0;
         loop {
             let msgs = &self.msgs;
-            self.admitted.retain(|&r| msgs[r as usize].as_ref().is_some_and(|m| m.limit < m.n_pkts));
+            self.admitted.retain(|&r| msgs.get(r).is_some_and(|m| m.limit < m.n_pkts));
             while self.admitted.len() < ctx.cfg.overcommit as usize {
                 let mut best: Option<(u64, u32)> = None;
                 for &r in &self.waiting {
-                    let m = self.msgs[r as usize].as_ref().expect("waiting is live");
-                    if self.admitted.iter().any(|&a| a == r || self.msgs[a as usize].as_ref().expect("live").src == m.src) {
+                    let m = self.msgs.get(r).expect("waiting is live");
+                    if self.admitted.iter().any(|&a| a == r || self.msgs.get(a).expect("live").src == m.src) {
                         continue;
                     }
                     let key = match ctx.cfg.policy {
@@ -230,12 +219,12 @@ impl Receiver {
                 }
                 let Some((_, r)) = best else { break };
                 self.admitted.push(r);
-                self.last_src = self.msgs[r as usize].as_ref().expect("live").src;
+                self.last_src = self.msgs.get(r).expect("live").src;
             }
             let mut finished = false;
             for k in 0..self.admitted.len() {
                 let r = self.admitted[k];
-                let m = self.msgs[r as usize].as_mut().expect("admitted is live");
+                let m = self.msgs.get_mut(r).expect("admitted is live");
                 let src = m.src as usize;
                 let mut granted = false;
                 while m.limit < m.n_pkts {
@@ -270,7 +259,7 @@ impl Receiver {
     /// Timer `id` (odd) fired: NACK everything missing below the grant limit.
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut RdsStats, out: &mut Actions) {
         let idx = id / 2;
-        let Some(Some(m)) = self.msgs.get(idx as usize) else { return };
+        let Some(m) = self.msgs.get(idx) else { return };
         if !m.responsible {
             return;
         }

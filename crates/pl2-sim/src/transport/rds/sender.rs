@@ -18,6 +18,7 @@
 use super::wire::{self, Control, Data, MsgRef};
 use super::{Ctx, RdsStats};
 use crate::packet::flags;
+use crate::slab::Slab;
 use crate::transport::{Actions, MsgInfo};
 use crate::units::SimTime;
 use std::collections::HashMap;
@@ -35,8 +36,7 @@ struct SendMsg {
 }
 
 pub(super) struct Sender {
-    msgs: Vec<Option<SendMsg>>,
-    free: Vec<u32>,
+    msgs: Slab<SendMsg>,
     index: HashMap<(u32, u16), u32>,
     /// The message each thread is sending (blocked on).
     thread_msg: Vec<Option<u32>>,
@@ -53,8 +53,7 @@ fn timer_id(idx: u32) -> u32 {
 impl Sender {
     pub fn new(threads: u16, ring: u32) -> Sender {
         Sender {
-            msgs: Vec::new(),
-            free: Vec::new(),
+            msgs: Slab::default(),
             index: HashMap::new(),
             thread_msg: vec![None; threads as usize],
             in_ring: vec![0; threads as usize],
@@ -71,16 +70,7 @@ impl Sender {
         let n_pkts = msg.size.div_ceil(ctx.max_payload).max(1) as u32;
         let unsched = ctx.cfg.unscheduled_packets(n_pkts, ctx.max_payload);
         let m = SendMsg { info: *msg, n_pkts, unsched, limit: unsched, next: 0, heard: false, timer_armed: false };
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.msgs[i as usize] = Some(m);
-                i
-            }
-            None => {
-                self.msgs.push(Some(m));
-                self.msgs.len() as u32 - 1
-            }
-        };
+        let idx = self.msgs.insert(m);
         self.index.insert((msg.slot, msg.gen), idx);
         debug_assert!(self.thread_msg[msg.thread as usize].is_none(), "thread busy");
         self.thread_msg[msg.thread as usize] = Some(idx);
@@ -105,7 +95,7 @@ impl Sender {
     fn fill(&mut self, now: SimTime, ctx: &Ctx, thread: u16, out: &mut Actions) {
         let t = thread as usize;
         let Some(idx) = self.thread_msg[t] else { return };
-        let m = self.msgs[idx as usize].as_mut().expect("thread's message is live");
+        let m = self.msgs.get_mut(idx).expect("thread's message is live");
         let mut pushed = false;
         while self.in_ring[t] < self.ring && m.next < m.limit {
             out.sends.push(Self::data(ctx, m, m.next, false));
@@ -128,7 +118,7 @@ impl Sender {
     }
 
     fn resend(&mut self, ctx: &Ctx, idx: u32, i: u32, st: &mut RdsStats, out: &mut Actions) {
-        let m = self.msgs[idx as usize].as_ref().expect("live");
+        let m = self.msgs.get(idx).expect("live");
         let mut s = Self::data(ctx, m, i, true);
         s.flags |= flags::BURST_END;
         out.sends.push(s);
@@ -138,7 +128,7 @@ impl Sender {
     }
 
     fn heard(&mut self, idx: u32, out: &mut Actions) {
-        let m = self.msgs[idx as usize].as_mut().expect("live");
+        let m = self.msgs.get_mut(idx).expect("live");
         m.heard = true;
         if m.timer_armed {
             m.timer_armed = false;
@@ -158,13 +148,13 @@ impl Sender {
             Control::Grant { limit, .. } => {
                 st.grants_received += 1;
                 self.heard(idx, out);
-                let m = self.msgs[idx as usize].as_mut().expect("live");
+                let m = self.msgs.get_mut(idx).expect("live");
                 m.limit = m.limit.max(limit.min(m.n_pkts));
             }
             Control::Nack { first, count, .. } => {
                 st.nacks_received += 1;
                 self.heard(idx, out);
-                let m = self.msgs[idx as usize].as_mut().expect("live");
+                let m = self.msgs.get_mut(idx).expect("live");
                 let end = first.saturating_add(count).min(m.n_pkts);
                 // Packets never sent: the NACK doubles as their grant (the GRANT may
                 // have been lost).
@@ -175,12 +165,11 @@ impl Sender {
                 }
             }
             Control::Done { .. } => {
-                let m = self.msgs[idx as usize].take().expect("live");
+                let m = self.msgs.remove(idx).expect("live");
                 if m.timer_armed {
                     out.cancel_timer(timer_id(idx));
                 }
                 self.index.remove(&(msg.slot, msg.gen));
-                self.free.push(idx);
                 let t = m.info.thread as usize;
                 if self.thread_msg[t] == Some(idx) {
                     // Cannot happen (DONE needs every packet, so all were handed over);
@@ -191,7 +180,7 @@ impl Sender {
                 return;
             }
         }
-        let thread = self.msgs[idx as usize].as_ref().expect("live").info.thread;
+        let thread = self.msgs.get(idx).expect("live").info.thread;
         if self.thread_msg[thread as usize] == Some(idx) {
             self.fill(now, ctx, thread, out);
         }
@@ -200,7 +189,7 @@ impl Sender {
     /// Timer `id` (even) fired.
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut RdsStats, out: &mut Actions) {
         let idx = id / 2;
-        let Some(Some(m)) = self.msgs.get_mut(idx as usize) else { return };
+        let Some(m) = self.msgs.get_mut(idx) else { return };
         if m.heard || !m.timer_armed {
             return;
         }

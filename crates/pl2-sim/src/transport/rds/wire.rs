@@ -11,7 +11,7 @@
 //! hand-over unit.
 
 use crate::framing::L4Headers;
-use crate::packet::{flags, Packet, PktKind};
+use crate::packet::{flags, proto, Packet, PktKind};
 use crate::transport::SendSpec;
 
 /// 802.1Q priority of GRANT, NACK and DONE.
@@ -66,7 +66,8 @@ pub fn encode_data(dst: u32, d: &Data, payload: u32, l4: L4Headers, prio: u8, th
         flow: d.msg.flow,
         seq: d.index,
         thread,
-        flags: if d.unscheduled { flags::UNSOLICITED } else { 0 } | if d.resent { flags::RETX } else { 0 },
+        flags: 0,
+        proto: if d.unscheduled { proto::UNSOLICITED } else { 0 } | if d.resent { proto::RETX } else { 0 },
         aux: d.size & SIZE_MASK,
     }
 }
@@ -76,8 +77,8 @@ pub fn decode_data(p: &Packet) -> Option<Data> {
         msg: MsgRef { slot: p.msg, gen: p.msg_gen, flow: p.flow },
         size: p.aux & SIZE_MASK,
         index: p.seq,
-        unscheduled: p.has(flags::UNSOLICITED),
-        resent: p.has(flags::RETX),
+        unscheduled: p.has_proto(proto::UNSOLICITED),
+        resent: p.has_proto(proto::RETX),
     })
 }
 
@@ -100,6 +101,7 @@ pub fn encode_control(dst: u32, c: &Control, l4: L4Headers, thread: u16) -> Send
         seq,
         thread,
         flags: flags::BURST_END,
+        proto: 0,
         aux,
     }
 }

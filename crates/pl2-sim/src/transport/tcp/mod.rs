@@ -23,7 +23,9 @@
 //! and timeout: `tcp_cwnd` and `tcp_ssthresh` (bytes), `tcp_srtt_us`, `tcp_inflight` (RFC
 //! 6675 pipe, bytes), `tcp_retx` (segments resent so far), `tcp_alpha` (DCTCP), `tcp_cubic_reno_friendly` (CUBIC: 1 when the
 //! last window update came from the Reno-friendly estimate).
-//! Counters: [`TcpStats`], summed over hosts by [`crate::sim::Simulation::tcp_stats`].
+//! Counters: [`TcpStats`], summed over hosts into the run's
+//! [`crate::transport::ModuleStats`] (summary key `tcp`; TCP over PL2 also adds its PL2
+//! layer's counters to PL2's, key `pl2`).
 //!
 //! - TCP over PL2 (`scheduler = "pl2"`): [`pl2`] puts the data segments into PL2 bursts
 //!   (the paper's "TCP VMA PL2", §4.5, §5, §6.3.1); congestion control defaults to
@@ -43,14 +45,15 @@ pub mod wire;
 
 pub use config::{CcKind, CeChangeAck, CubicAlpha, HandshakeAck, TcpConfig, TcpScheduler};
 
+use crate::error::{invalid, BuildError};
+use crate::framing::L4Headers;
 use crate::packet::Packet;
-use crate::transport::{Actions, HostView, MsgInfo, Protocol};
+use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, StatsSection, Transport};
 use crate::units::SimTime;
 use receiver::Receiver;
 use sender::Sender;
 
-/// TCP counters (per host, or summed over a run by
-/// [`crate::sim::Simulation::tcp_stats`]).
+/// TCP counters (per host, or summed over a run).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct TcpStats {
     /// Messages written by senders.
@@ -96,6 +99,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+impl StatsSection for TcpStats {}
+
 impl TcpStats {
     fn add(&mut self, o: &TcpStats) {
         self.messages_sent += o.messages_sent;
@@ -118,6 +123,35 @@ impl TcpStats {
         self.syn_timeouts += o.syn_timeouts;
         self.syn_acks_sent += o.syn_acks_sent;
         self.syn_acks_received += o.syn_acks_received;
+    }
+}
+
+/// The TCP module.
+pub struct Tcp;
+
+impl Transport for Tcp {
+    type Config = TcpConfig;
+    type Host = Box<TcpHost>;
+    type Stats = TcpStats;
+
+    fn l4(cfg: &TcpConfig) -> L4Headers {
+        cfg.l4()
+    }
+
+    fn host(cfg: &TcpConfig, at: &HostSite<'_>) -> Result<Box<TcpHost>, BuildError> {
+        cfg.validate_scheduler().map_err(|(f, e)| invalid(f.replacen("transport", at.field, 1), e))?;
+        let basis = cfg.pl2_config().unwrap_or_default().slot_basis();
+        let slot = pl2_protocol::timeslot::timeslot_ps(at.net.mtu.0, at.host_rate.0, basis);
+        let hc = &at.net.host;
+        let t = TcpHost::new(cfg, at.host, at.max_payload(cfg.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid(at.field, e))?;
+        Ok(Box::new(t))
+    }
+
+    fn report(host: &Box<TcpHost>, stats: &mut ModuleStats) {
+        stats.tcp.get_or_insert_default().add(host.stats());
+        if let Some(l) = host.pl2_layer() {
+            stats.pl2.get_or_insert_default().add_host(l.sender_stats(), l.receiver_stats());
+        }
     }
 }
 
@@ -271,18 +305,5 @@ impl TcpHost {
                 self.sender.in_ring[t] += 1;
             }
         }
-    }
-}
-
-impl crate::sim::Simulation {
-    /// TCP counters summed over hosts (all zero unless the transport is TCP).
-    pub fn tcp_stats(&self) -> TcpStats {
-        let mut st = TcpStats::default();
-        for t in &self.transports {
-            if let crate::transport::HostTransport::Tcp(h) = t {
-                st.add(h.stats());
-            }
-        }
-        st
     }
 }

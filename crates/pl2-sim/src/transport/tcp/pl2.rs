@@ -34,7 +34,7 @@
 //! Probes: PL2's per-burst probes (`pl2_rsv_grt_ps`, `pl2_wait_ps`, `pl2_chosen_slots`,
 //! ..., flow = burst id, `pl2_msg` = the burst's internal message id) beside TCP's
 //! per-connection ones (flow = the connection). Counters: [`Pl2LayerStats`], and the PL2
-//! sender/receiver/ToR counters in [`crate::sim::Simulation::pl2_stats`].
+//! sender/receiver counters, added to PL2's ([`crate::transport::pl2::Pl2Stats`], summary key `pl2`).
 //!
 //! Loss recovery stays TCP's (SACK, RTO): a segment lost on a link is resent by TCP and
 //! scheduled again like any other. Its reservation stays charged at the switch if it was
@@ -43,7 +43,7 @@
 use super::super::pl2::driver::{BurstSource, Pl2Driver};
 use super::super::pl2::wire::{self, TagLayout};
 use super::super::pl2::Pl2Config;
-use crate::packet::{flags, Packet};
+use crate::packet::{proto, Packet};
 use crate::transport::{Actions, HostView, SendSpec};
 use pl2_protocol::receiver::{Arrival, Receiver, ReceiverStats};
 use pl2_protocol::sender::{AppMessage, BurstProbe, BurstSend, Sender, SenderStats};
@@ -273,5 +273,5 @@ impl Pl2Layer {
 /// Whether a frame the host emits was already counted in its thread's transmit-ring share
 /// when TCP released it: the first copy of a scheduled segment.
 pub fn counted_at_release(s: &SendSpec) -> bool {
-    s.flags & flags::SCHEDULED != 0 && s.aux & (1 << 1) == 0
+    s.proto & proto::SCHEDULED != 0 && s.aux & (1 << 1) == 0
 }

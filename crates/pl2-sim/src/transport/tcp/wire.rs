@@ -31,7 +31,7 @@
 //! bits 0-31, while the handshake markers have bits 0-31 zero and a non-zero tag above.
 
 use crate::framing::L4Headers;
-use crate::packet::{flags, Packet, PktKind};
+use crate::packet::{flags, proto, Packet, PktKind};
 use crate::transport::SendSpec;
 
 /// TCP option bytes of an ACK carrying one SACK block.
@@ -97,7 +97,7 @@ pub struct Ack {
 }
 
 pub fn encode_segment(dst: u32, s: &Segment, payload: u32, prio: u8, thread: u16) -> SendSpec {
-    let f = if s.ect { flags::ECT } else { 0 } | if s.ce { flags::CE } else { 0 } | if s.retx { flags::RETX } else { 0 };
+    let f = if s.ect { flags::ECT } else { 0 } | if s.ce { flags::CE } else { 0 };
     SendSpec {
         dst,
         kind: PktKind::Data,
@@ -110,6 +110,7 @@ pub fn encode_segment(dst: u32, s: &Segment, payload: u32, prio: u8, thread: u16
         seq: s.seq32,
         thread,
         flags: f | flags::BURST_END,
+        proto: if s.retx { proto::RETX } else { 0 },
         aux: u64::from(s.msg_end),
     }
 }
@@ -123,7 +124,7 @@ pub fn decode_segment(p: &Packet) -> Option<Segment> {
         msg_end: p.aux & 1 == 1,
         ect: p.has(flags::ECT),
         ce: p.has(flags::CE),
-        retx: p.has(flags::RETX),
+        retx: p.has_proto(proto::RETX),
     })
 }
 
@@ -143,6 +144,7 @@ pub fn encode_ack(dst: u32, a: &Ack, prio: u8, msg: u32, msg_gen: u16) -> SendSp
         seq: a.ack32,
         thread: a.thread,
         flags: flags::BURST_END | if a.ece { flags::CE } else { 0 },
+        proto: 0,
         aux,
     }
 }
@@ -176,6 +178,7 @@ pub fn encode_syn(dst: u32, s: &Syn, prio: u8) -> SendSpec {
         seq: if s.ack { ISN.wrapping_add(1) } else { ISN },
         thread: s.thread,
         flags: flags::BURST_END,
+        proto: 0,
         aux: if s.ack { AUX_SYN_ACK } else { AUX_SYN },
     }
 }
@@ -253,7 +256,7 @@ mod tests {
             let s = Syn { flow: flow_id(2, 5, 3), thread: 3, msg: 42, msg_gen: 7, ack };
             let sp = encode_syn(5, &s, 2);
             assert_eq!(sp.l4, Some(L4Headers::Tcp { options: SYN_OPTION_BYTES }));
-            assert_eq!((sp.kind, sp.payload, sp.flags & flags::SCHEDULED), (PktKind::Ack, 0, 0));
+            assert_eq!((sp.kind, sp.payload, sp.proto & proto::SCHEDULED), (PktKind::Ack, 0, 0));
             assert_eq!(sp.seq, if ack { 0 } else { u32::MAX });
             let p = frame(&sp, 2);
             assert_eq!(decode_syn(&p), Some(s));

@@ -1,10 +1,10 @@
 //! Application workloads whose next message depends on earlier deliveries: closed-loop
 //! RPCs ([`RpcSpec`], the PL2 paper's memcached, §6.1/§6.2.1–2) and a parameter-server
-//! shuffle ([`PsShuffleSpec`], its VGG16 training, §6.2.3). The engine drives them
-//! (`sim/apps.rs`); these are their resolved parameters and checks. Every error names
+//! shuffle ([`PsShuffleSpec`], its VGG16 training, §6.2.3): their resolved parameters
+//! and checks (their running state is in `rpc.rs` and `shuffle.rs`). Every error names
 //! the field and the fix.
 
-use super::{WorkloadError, MAX_PRIORITY};
+use crate::workload::{WorkloadError, MAX_PRIORITY};
 use crate::dist::DelayDist;
 use crate::units::SimTime;
 

@@ -1,0 +1,78 @@
+//! The network's state: who owns each egress port, the ports themselves (queue, wire,
+//! link FIFO, counters), the hosts (NIC queues, send path, threads, timers) and the
+//! switches (configuration, program, shared buffer).
+
+use crate::config::SwitchConfig;
+use crate::metrics::LazyWindow;
+use crate::net::buffer::SharedBuffer;
+use crate::net::nic::NicQueues;
+use crate::packet::{Packet, PktId, PktList};
+use crate::programs::SwitchProgram;
+use crate::rng::SimRng;
+use crate::units::{BitsPerSec, Duration, SimTime};
+use std::collections::VecDeque;
+
+/// Who owns an egress port.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Owner {
+    Host(u32),
+    Switch { index: u32, local: u32 },
+}
+
+/// One direction of a link: the egress queue at `node` and the wire to `peer`.
+pub(crate) struct Port {
+    pub owner: Owner,
+    pub peer: u32,
+    /// Host index of the peer, if the peer is a host.
+    pub peer_host: Option<u32>,
+    pub rate: BitsPerSec,
+    pub delay: Duration,
+    pub busy: bool,
+    pub cur_wire: u64,
+    pub cur_prio: u8,
+    pub cur_ingress: u32,
+    pub cur_data: bool,
+    /// Bytes queued including the frame being serialised.
+    pub queued: u64,
+    /// Frames on the wire or in the far node's input pipeline, oldest first, each
+    /// carrying the time the frame behind it reaches the far node (see
+    /// `Simulation::pipe_push`); the head's time is its `LinkHead` event's.
+    pub pipe: PktList,
+    pub pipe_last: SimTime,
+    pub up: bool,
+    pub loss: f64,
+    pub max_queue: u64,
+    pub tx_bytes: u64,
+    pub window: LazyWindow,
+}
+
+pub(crate) struct Host {
+    pub port: u32,
+    pub nic: NicQueues,
+    pub txline: VecDeque<(SimTime, PktId)>,
+    pub txline_last: SimTime,
+    pub tx_cpu_free: SimTime,
+    pub rx_cpu_free: SimTime,
+    pub rng: SimRng,
+    pub thread_busy: Vec<bool>,
+    pub thread_queue: Vec<VecDeque<u32>>,
+    pub shared_queue: VecDeque<u32>,
+    /// Global timer index of each transport's timer ids, by transport then id
+    /// (`u32::MAX`: none yet).
+    pub timers: Vec<Vec<u32>>,
+    pub up: bool,
+    pub goodput: LazyWindow,
+    /// The frame being serialised, if its transport asked to hear when it is done
+    /// (`flags::NOTIFY_TX_DONE`).
+    pub tx_notify: Option<Packet>,
+}
+
+pub(crate) struct Switch {
+    pub node: u32,
+    pub cfg: SwitchConfig,
+    pub program: SwitchProgram,
+    pub buffer: SharedBuffer,
+    pub rng: SimRng,
+    pub ecmp_seed: u64,
+}
+

@@ -1,0 +1,99 @@
+//! What a transport module declares about itself ([`Transport`]): its scenario settings,
+//! its state on a host, its counters, the headers of its data frames and, optionally, the
+//! switch program it installs. The list in [`super`] turns these declarations into the
+//! closed enums the simulation dispatches on statically ([`super::TransportConfig`],
+//! [`super::HostTransport`], [`super::ModuleStats`]); nothing outside `transport/` and
+//! the program list names a protocol.
+
+use super::{ModuleStats, Protocol, TransportConfig};
+use crate::config::{NetworkConfig, SwitchConfig};
+use crate::error::BuildError;
+use crate::framing::L4Headers;
+use crate::programs::SwitchProgram;
+use crate::units::{BitsPerSec, Duration};
+use serde::Serialize;
+
+/// A transport module. Implemented by a marker type in the module's folder (e.g.
+/// `raw::Raw`) and listed once in [`super`].
+pub trait Transport {
+    /// Its scenario settings: the fields of `[transport]` beside `kind = "<module>"`.
+    type Config;
+    /// Its state on one host (boxed when large, so the enum of all hosts stays small).
+    type Host: Protocol;
+    /// Its counters summed over a run, written to the summary under the module's name
+    /// (`()`: none, and no key).
+    type Stats: StatsSection;
+    /// Headers between Ethernet and the payload of its data frames.
+    fn l4(cfg: &Self::Config) -> L4Headers;
+    /// Its instance on the host `at` describes.
+    fn host(cfg: &Self::Config, at: &HostSite<'_>) -> Result<Self::Host, BuildError>;
+    /// Its switch-side half, if the run needs one: a program for one switch, given every
+    /// transport of the run (a module may serve several of them). Default: none.
+    fn install(_cfgs: &[TransportConfig], _net: &NetSite<'_>) -> Result<Option<Installed>, BuildError> {
+        Ok(None)
+    }
+    /// Adds a host instance's counters to the run's. Default: nothing to report.
+    fn report(_host: &Self::Host, _stats: &mut ModuleStats) {}
+}
+
+/// Counters one module reports in the run summary.
+pub trait StatsSection: Clone + std::fmt::Debug + Default + PartialEq + Serialize {
+    /// Whether the summary has a key for them.
+    const IN_SUMMARY: bool = true;
+}
+
+impl StatsSection for () {
+    const IN_SUMMARY: bool = false;
+}
+
+/// Where a transport instance is built: for error messages, the scenario field that
+/// configures it.
+pub struct HostSite<'a> {
+    /// The host's index.
+    pub host: u32,
+    pub net: &'a NetworkConfig,
+    /// Rate of the hosts' links (host 0's uplink).
+    pub host_rate: BitsPerSec,
+    /// `transport` for the default transport, `transports[i]` for the others.
+    pub field: &'a str,
+}
+
+impl HostSite<'_> {
+    /// Payload bytes of a full data frame with headers `l4` at the network's MTU.
+    pub fn max_payload(&self, l4: L4Headers) -> u64 {
+        self.net.framing.max_payload(l4, self.net.mtu.0)
+    }
+}
+
+/// One direction of a link, as an installing module sees it.
+#[derive(Copy, Clone, Debug)]
+pub struct LinkSite {
+    pub rate: BitsPerSec,
+    pub delay: Duration,
+}
+
+/// The built network, as a module installing a switch program sees it.
+pub struct NetSite<'a> {
+    pub net: &'a NetworkConfig,
+    /// Host 0's uplink (host → switch) and downlink (switch → host).
+    pub host_uplink: LinkSite,
+    pub host_downlink: LinkSite,
+    /// Each switch's settings (overrides applied), by switch index.
+    pub switches: &'a [SwitchConfig],
+}
+
+/// A switch program a module installs, and the switch (index) it runs on.
+pub struct Installed {
+    pub switch: u32,
+    pub program: SwitchProgram,
+}
+
+/// The scenario field that configures the run's transport `t`: `transport` for the
+/// default, `transports[i]` for the others.
+pub fn field_of(t: usize) -> String {
+    if t == 0 {
+        "transport".to_string()
+    } else {
+        format!("transports[{}]", t - 1)
+    }
+}
