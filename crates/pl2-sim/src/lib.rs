@@ -13,6 +13,7 @@ pub mod packet;
 pub mod prefetch;
 pub mod quad_heap;
 pub mod rng;
+pub mod time_wheel;
 pub mod sim;
 pub mod transport;
 pub mod units;
