@@ -92,7 +92,18 @@ impl DelayDist {
     }
 
     /// Draws one delay. Constants draw nothing, so they never consume random numbers.
+    #[inline]
     pub fn sample(&self, rng: &mut SimRng) -> Duration {
+        match self {
+            DelayDist::Const { value } => *value,
+            _ => self.sample_random(rng),
+        }
+    }
+
+    /// `sample` of the distributions that draw from `rng`: kept out of line, so that a
+    /// constant delay (most of them, on the per-hop path) costs a load, not a call.
+    #[inline(never)]
+    fn sample_random(&self, rng: &mut SimRng) -> Duration {
         match self {
             DelayDist::Const { value } => *value,
             DelayDist::Uniform { min, max } => {
