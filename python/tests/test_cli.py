@@ -167,3 +167,29 @@ def test_plot_sweep_from_a_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert r.exit_code == EXIT_INVALID and "no column 'nope'" in r.output
     r = runner.invoke(app, ["plot-sweep", str(tmp_path), "--x", "a", "--y", "b", "--out", str(tmp_path / "f3")])
     assert r.exit_code == EXIT_INVALID and "is not a results store" in r.output
+
+
+def test_summary_separates_drops_and_shows_percentiles_both_ways() -> None:
+    """A reader of the PL2 paper saw "drops 16" and concluded PL2 loses packets; a run
+    with unfinished messages printed "–" for its p99 with no explanation."""
+    from rich.console import Console
+
+    from pl2 import RunResult
+    from pl2.cli import summary_table
+
+    summary = {
+        "scenario": 'name = "x"\n',
+        "messages": {"count": 10, "finished": 8, "unfinished": 2,
+                     "latency_ps": {"p50": 2e6, "p99": None, "p50_finished": 1.5e6, "p99_finished": 9e6},
+                     "slowdown": {"p99": None, "p99_finished": 4.0}},
+        "drops": {"buffer_full": 3, "port_limit": 1, "program": 16},
+        "drop_causes": {"buffer": 4, "program": 16, "fault": 0},
+    }
+    console = Console(width=200, record=True)
+    console.print(summary_table(RunResult(summary, {})))
+    text = console.export_text()
+    assert "run x" in text
+    assert "drops: buffer full (frames)" in text and " 4 " in text.split("drops: buffer full (frames)")[1].splitlines()[0] + " "
+    assert "drops: by a switch program, on purpose (frames)" in text and "injected faults" not in text.split("Drops:")[0]
+    assert "–  (finished only: 9.000)" in text and "2.000  (finished only: 1.500)" in text
+    assert "count the 2 unfinished messages as infinitely late" in text

@@ -54,6 +54,9 @@ fn iteration_summary(col: &Collector) -> Value {
 }
 
 /// The summary of a run. Fails only if the window's spilled latencies cannot be read back.
+/// `drops` counts dropped frames by reason; `drop_causes` groups them: `buffer` (a full
+/// buffer or port: congestion loss), `program` (a switch program's deliberate drop, e.g.
+/// PL2's rule against unsolicited bursts, which the sender resends), `fault` (injected).
 pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> std::io::Result<Value> {
     let messages = serde_json::to_value(col.window_messages.statistics()?).expect("plain numbers");
     let c = sim.counters();
@@ -70,6 +73,12 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
     for r in DropReason::ALL {
         drops.insert(r.name().into(), json!(c.drops[r as usize]));
     }
+    let by_cause = |rs: &[DropReason]| rs.iter().map(|&r| c.drops[r as usize]).sum::<u64>();
+    let drop_causes = json!({
+        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit]),
+        "program": by_cause(&[DropReason::Program]),
+        "fault": by_cause(&[DropReason::LinkLoss, DropReason::LinkDown, DropReason::HostDown, DropReason::Injected]),
+    });
     let mut maxq = Map::new();
     for (p, q) in sim.port_max_queue().into_iter().enumerate() {
         if q > 0 {
@@ -106,6 +115,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         "iterations": iteration_summary(col),
         "goodput_gbps": goodput,
         "drops": drops,
+        "drop_causes": drop_causes,
         "max_queue_bytes": maxq,
     });
     // Each module's counters under its name (`null` when the run does not use it).
@@ -150,6 +160,10 @@ mod tests {
         assert_eq!(sd["p50"], 5.0);
         assert_eq!(sd["mean_finished"], 4.5);
         assert_eq!(sd["max_finished"], 10.0);
+        // Over the four finished alone: p50 is the 2nd, p99 the 4th.
+        assert_eq!((lat["p50_finished"].clone(), lat["p99_finished"].clone()), (20.0.into(), 80.0.into()));
+        assert_eq!((sd["p50_finished"].clone(), sd["p99_finished"].clone()), (2.0.into(), 10.0.into()));
+        assert_eq!(lat["p999_finished"], Value::Null, "fewer than 10^4 samples");
     }
 
     /// With nothing finished every statistic is null; with nothing at all, too.

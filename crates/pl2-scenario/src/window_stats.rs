@@ -47,39 +47,52 @@ impl WindowMessage {
     }
 }
 
-/// Percentiles (nearest rank, counting unfinished samples as +∞: `None` when the rank
-/// falls on one), mean and maximum of the finished samples. p99.9 only with at least 10⁴
-/// samples.
+/// Percentiles two ways (nearest rank): `p50`, `p99`, `p999` count unfinished samples as
+/// +∞ (`None` when the rank falls on one: the honest tail of a run that left messages
+/// behind), `p50_finished`, `p99_finished`, `p999_finished` rank the finished samples
+/// alone (what a reader of a paper's CDF of completed flows expects). Mean and maximum
+/// of the finished samples. Each p99.9 only with at least 10⁴ samples ranked.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Stats {
     pub p50: Option<f64>,
     pub p99: Option<f64>,
     pub p999: Option<f64>,
+    pub p50_finished: Option<f64>,
+    pub p99_finished: Option<f64>,
+    pub p999_finished: Option<f64>,
     pub mean_finished: Option<f64>,
     pub max_finished: Option<f64>,
 }
 
-/// The 1-based ranks of p50, p99, p99.9 and the maximum among `n` finished samples and
-/// `unfinished` more; `None` where the rank is not among the finished ones (or p99.9 with
-/// fewer than 10⁴ samples).
-fn ranks(n: u64, unfinished: u64) -> [Option<u64>; 4] {
-    let total = n + unfinished;
-    let rank = |q: f64| -> Option<u64> {
+/// The 1-based ranks among `n` finished samples of p50, p99, p99.9 with `unfinished`
+/// more samples counted as +∞, of the same three among the finished ones alone, and of
+/// the maximum; `None` where the rank is not among the finished ones (or p99.9 with fewer
+/// than 10⁴ samples ranked).
+fn ranks(n: u64, unfinished: u64) -> [Option<u64>; 7] {
+    let rank = |q: f64, total: u64| -> Option<u64> {
         if total == 0 {
             return None;
         }
         let r = ((q * total as f64).ceil() as u64).clamp(1, total);
         (r <= n).then_some(r)
     };
-    [rank(0.5), rank(0.99), if total >= 10_000 { rank(0.999) } else { None }, (n > 0).then_some(n)]
+    let three = |total: u64| [rank(0.5, total), rank(0.99, total), if total >= 10_000 { rank(0.999, total) } else { None }];
+    let [a, b, c] = three(n + unfinished);
+    let [d, e, f] = three(n);
+    [a, b, c, d, e, f, (n > 0).then_some(n)]
 }
 
 impl Stats {
     /// Statistics of `n` finished samples whose `i`-th smallest is `at(i)`, `unfinished`
     /// more, and the given mean.
     pub fn from_sorted(n: usize, unfinished: usize, mean: Option<f64>, at: impl Fn(usize) -> f64) -> Stats {
-        let [p50, p99, p999, max] = ranks(n as u64, unfinished as u64).map(|r| r.map(|r| at(r as usize - 1)));
-        Stats { p50, p99, p999, mean_finished: mean, max_finished: max }
+        Stats::from_ranked(ranks(n as u64, unfinished as u64).map(|r| r.map(|r| at(r as usize - 1))), mean)
+    }
+
+    /// From the values at the ranks of [`ranks`], in its order.
+    fn from_ranked(v: [Option<f64>; 7], mean: Option<f64>) -> Stats {
+        let [p50, p99, p999, p50_finished, p99_finished, p999_finished, max] = v;
+        Stats { p50, p99, p999, p50_finished, p99_finished, p999_finished, mean_finished: mean, max_finished: max }
     }
 }
 
@@ -199,8 +212,7 @@ fn select_stats(file: &mut File, n: u64, unfinished: u64, key: impl Fn(u64, u64)
     let wanted = ranks(n, unfinished);
     let found = select_ranks(file, n, &wanted.iter().flatten().copied().collect::<Vec<_>>(), &key)?;
     let mut found = found.into_iter();
-    let [p50, p99, p999, max] = wanted.map(|r| r.map(|_| value(found.next().expect("one key per rank"))));
-    Ok(Stats { p50, p99, p999, mean_finished: None, max_finished: max })
+    Ok(Stats::from_ranked(wanted.map(|r| r.map(|_| value(found.next().expect("one key per rank")))), None))
 }
 
 /// Calls `f(latency, ideal)` for every pair in `file`, in order.
@@ -364,6 +376,7 @@ mod tests {
         let s = by_sorting(&samples(1_000_000));
         assert_eq!(s.unfinished, 500);
         assert!(s.latency_ps.p999.is_some() && s.slowdown.p999.is_some(), "{s:?}");
+        assert!(s.latency_ps.p999_finished <= s.latency_ps.p999, "ranking the finished alone never moves a percentile up");
     }
 
     /// The compensated sum keeps what plain summation loses: 1 + 10⁻¹⁶ × 10⁴ is
