@@ -25,6 +25,14 @@ pub fn compile(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioError>
     let spec = compile_spec(sc, base_dir)?;
     // Building the model runs its own checks (topology, distributions, hosts, threads).
     Simulation::new(spec.clone()).map_err(|e| build_error(sc, e))?;
+    if sc.workloads.is_empty() {
+        return Err(ScenarioError::field(
+            "workload",
+            "",
+            "at least one [[workload]]: without one nothing is sent",
+            "add e.g. [[workload]] kind = \"incast\", senders = [0, 1], receiver = 2, size = \"64KiB\" (see docs/scenario-reference.md)",
+        ));
+    }
     Ok(spec)
 }
 
@@ -137,12 +145,14 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 }
             }
             WorkloadConfig::Incast { senders, receiver, size, count, interval, start, priority } => {
+                check_count(*count, &at("count"))?;
                 let s = hosts(senders, "senders")?;
                 let pairs = incast(&s, *receiver, n).map_err(|e| werr(&at("receiver"), e))?;
                 check_size(size.0, &at("size"))?;
                 sources.push(one_shot(pairs, size.0, *count, SimTime(start.0), interval.0, prio(*priority)?));
             }
             WorkloadConfig::Outcast { sender, receivers, size, count, interval, start, priority } => {
+                check_count(*count, &at("count"))?;
                 let r = hosts(receivers, "receivers")?;
                 let pairs = outcast(*sender, &r, n).map_err(|e| werr(&at("sender"), e))?;
                 check_size(size.0, &at("size"))?;
@@ -254,6 +264,13 @@ fn app_err(i: usize, e: WorkloadError) -> ScenarioError {
         }
         other => werr(&format!("workload[{i}]"), other),
     }
+}
+
+fn check_count(count: u32, path: &str) -> Result<(), ScenarioError> {
+    if count == 0 {
+        return Err(ScenarioError::field(path, 0, "at least 1 message per sender", "omit count for one message each"));
+    }
+    Ok(())
 }
 
 fn check_size(size: u64, path: &str) -> Result<(), ScenarioError> {

@@ -86,7 +86,7 @@ impl Scenario {
     /// Parses and fully validates a scenario. `base_dir` resolves relative file paths.
     pub fn parse(text: &str, base_dir: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::syntax(&e))?;
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(ScenarioError::from_serde)?;
+        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::from_serde(e, text))?;
         sc.check(base_dir)?;
         Ok(sc)
     }

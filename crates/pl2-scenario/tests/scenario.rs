@@ -22,6 +22,31 @@ fn err(text: &str) -> String {
     Scenario::parse(text, Path::new(".")).err().expect("expected an error").to_string()
 }
 
+/// What a new user typed and pl2 once accepted silently or answered vaguely: each now
+/// an error that starts with the field's full path and says what to write.
+#[test]
+fn silent_and_vague_inputs_name_the_field_and_the_fix() {
+    let w = "[[workload]]\nkind = \"poisson\"\nload = 0.5\nsizes = \"w1\"\n";
+    let cases: &[(String, &str, &str)] = &[
+        (String::new(), "workload: ", "at least one [[workload]]"),
+        ("name = \"x\"\n".into(), "workload: ", "add e.g. [[workload]]"),
+        ("[[workload]]\nkind = \"incast\"\nsenders = [0, 1]\nreceiver = 2\nsize = \"1KiB\"\ncount = 0\n".into(), "workload[0].count: ", "at least 1 message"),
+        ("[[workload]]\nkind = \"outcast\"\nsender = 0\nreceivers = [1, 2]\nsize = \"1KiB\"\ncount = 0\n".into(), "workload[0].count: ", "at least 1 message"),
+        (format!("[transport]\nkind = \"tcp\"\ncc = \"dctcp\"\n{w}"), "transport.cc: ", "[network.switch.ecn]"),
+        ("[[workload]]\nkind = \"incast\"\nsenders = [0, 1]\nreceiver = -1\nsize = \"1KiB\"\n".into(), "workload[0].receiver: ", "a whole number ≥ 0"),
+        (format!("[network.topology]\nkind = \"single_rack\"\nhosts = \"six\"\n{w}"), "network.topology.hosts: ", "a whole number ≥ 0"),
+        (format!("seed = -3\n{w}"), "seed: ", "from 0 to 18446744073709551615"),
+        (format!("seed = 18446744073709551616\n{w}"), "seed: ", "from 0 to 18446744073709551615"),
+        ("[[workload]]\nkind = \"poisson\"\nload = \"60%\"\nsizes = \"w1\"\n".into(), "workload[0].load: ", "0.6 for 60%"),
+    ];
+    for (text, path, fix) in cases {
+        let e = err(text);
+        assert!(e.starts_with(path) && e.contains(fix), "{text:?}: {e}");
+    }
+    let marked = format!("[network.switch]\necn = {{ kind = \"step\", threshold = \"60KB\" }}\n[transport]\nkind = \"tcp\"\ncc = \"dctcp\"\n{w}");
+    assert!(Scenario::parse(&marked, Path::new(".")).is_ok(), "DCTCP with marking is fine");
+}
+
 #[test]
 fn each_invalid_class_names_the_field() {
     let cases: &[(&str, &str)] = &[
@@ -262,12 +287,15 @@ send_latency = "500ns"
 recv_latency = "700ns"
 "#;
 
+/// ECN marking for the runs with DCTCP, which needs it.
+const DCTCP_MARKING: &str = "[network.switch]\necn = { kind = \"step\", threshold = \"60KB\" }\n";
+
 #[test]
 fn a_named_transport_carries_its_workload_exactly_as_the_default_would() {
     let tcp = "kind = \"tcp\"\ncc = \"dctcp\"\n";
     let load = "kind = \"poisson\"\nload = 0.4\nsizes = \"w4\"\nhosts = [0, 1, 2]\ndests = [3]\n";
-    let as_default = format!("{MIXED_NET}[transport]\n{tcp}[[workload]]\n{load}");
-    let as_named = format!("{MIXED_NET}[transports.dc]\n{tcp}[[workload]]\ntransport = \"dc\"\n{load}");
+    let as_default = format!("{MIXED_NET}{DCTCP_MARKING}[transport]\n{tcp}[[workload]]\n{load}");
+    let as_named = format!("{MIXED_NET}{DCTCP_MARKING}[transports.dc]\n{tcp}[[workload]]\ntransport = \"dc\"\n{load}");
     let (s1, m1, n1) = message_rows(&as_default);
     let (s2, m2, n2) = message_rows(&as_named);
     assert!(m1.len() > 100, "{} messages", m1.len());
@@ -349,7 +377,7 @@ fn two_tcp_transports_on_one_thread_keep_their_probe_series_apart() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::UInt32Type;
     let text = format!(
-        "{MIXED_NET}[metrics]\nprobe_interval = \"50us\"\n[transport]\nkind = \"tcp\"\ncc = \"cubic\"\n[transports.dc]\nkind = \"tcp\"\ncc = \"dctcp\"\n\
+        "{MIXED_NET}{DCTCP_MARKING}[metrics]\nprobe_interval = \"50us\"\n[transport]\nkind = \"tcp\"\ncc = \"cubic\"\n[transports.dc]\nkind = \"tcp\"\ncc = \"dctcp\"\n\
          [[workload]]\nkind = \"incast\"\nsenders = [0]\nreceiver = 3\nsize = \"2MB\"\n\
          [[workload]]\ntransport = \"dc\"\nkind = \"incast\"\nsenders = [0]\nreceiver = 3\nsize = \"2MB\"\nstart = \"10us\"\n"
     );

@@ -263,6 +263,11 @@ impl Default for NetworkConfig {
 }
 
 impl NetworkConfig {
+    /// Whether any switch marks ECN: the default switch model, or one switch's override.
+    pub fn marks_ecn(&self) -> bool {
+        self.switch.ecn != EcnConfig::Off || self.overrides.iter().any(|o| o.ecn.as_ref().is_some_and(|e| *e != EcnConfig::Off))
+    }
+
     /// The PL2 paper's testbed (§5, §6): 6 hosts on one ToR, 100 Gbps, MTU 1500 B.
     ///
     /// - Switch pipeline: the measured 346 ns min, 347 ns median, 508 ns p99.99 (std

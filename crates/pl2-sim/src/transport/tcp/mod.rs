@@ -140,6 +140,14 @@ impl Transport for Tcp {
 
     fn host(cfg: &TcpConfig, at: &HostSite<'_>) -> Result<Box<TcpHost>, BuildError> {
         cfg.validate_scheduler().map_err(|(f, e)| invalid(f.replacen("transport", at.field, 1), e))?;
+        if cfg.cc_kind() == CcKind::Dctcp && !at.net.marks_ecn() {
+            // DCTCP without marks is a window that only grows until a buffer overflows
+            // (RFC 8257 §3 needs the switches to mark): a silent mistake, not a choice.
+            return Err(invalid(
+                &format!("{}.cc", at.field),
+                "\"dctcp\" reacts only to ECN marks, and no switch marks: set [network.switch.ecn] kind = \"step\" with a threshold (DCTCP's K, e.g. \"97KB\" at 100 Gbps), or use cc = \"cubic\"".to_string(),
+            ));
+        }
         let basis = cfg.pl2_config().unwrap_or_default().slot_basis();
         let slot = pl2_protocol::timeslot::timeslot_ps(at.net.mtu.0, at.host_rate.0, basis);
         let hc = &at.net.host;
