@@ -1,13 +1,16 @@
 //! `pl2-bench`: the speed benchmark. Runs the scenarios in `bench/` (release build with
 //! LTO: `cargo run --profile bench --bin pl2-bench`), each in a fresh child process so
-//! that peak memory is per scenario, five times, and prints the medians: wall time,
-//! events/s, hops/s (all and data-only), events per delivered packet, share of packets
+//! that peak memory is per scenario, five times, and prints the medians: wall time (the
+//! run with its outputs, in the child process), simulation-only time, events/s, hops/s
+//! (all and data-only), events per hop, events per delivered packet, share of packets
 //! dropped, share of wall time spent writing outputs, peak RSS, the part of it that is
 //! simulated state rather than simulator overhead (the most packets alive at once, 64 bytes
 //! each: frames in queues, on wires and in hosts' send paths), and the rest.
 //!
 //! `pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...]`; `--scale` multiplies every
-//! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×).
+//! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×). The
+//! like-for-like scenarios against htsim run the same way:
+//! `pl2-bench ../shared/bench/htsim-dctcp/*.toml` (A–D, DCTCP on the flows htsim runs).
 
 use pl2_scenario::output::ParquetSink;
 use pl2_scenario::{run_scenario, Scenario};
@@ -94,7 +97,10 @@ fn main() {
         files = v;
     }
     let exe = std::env::current_exe().expect("own path");
-    println!("{:<34} {:>8} {:>8} {:>9} {:>9} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8}", "scenario (median of runs)", "wall s", "Mev/s", "Mhops/s", "Mdata/s", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB", "rest MiB");
+    println!(
+        "{:<34} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8}",
+        "scenario (median of runs)", "wall s", "sim s", "Mev/s", "Mhops/s", "Mdata/s", "ev/hop", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB", "rest MiB"
+    );
     for f in &files {
         let mut fig: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
         for _ in 0..runs {
@@ -113,12 +119,14 @@ fn main() {
         let sim = m("sim_wall");
         let (rss, pkt) = (m("rss_kib") / 1024.0, m("peak_packets") * 64.0 / (1u64 << 20) as f64);
         println!(
-            "{:<34} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1} {:>8.1}",
+            "{:<34} {:>8.3} {:>8.3} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1} {:>8.1}",
             f.file_stem().unwrap().to_string_lossy(),
             m("wall"),
+            sim,
             m("events") / sim / 1e6,
             m("hops") / sim / 1e6,
             m("data_hops") / sim / 1e6,
+            m("events") / m("hops").max(1.0),
             m("events") / m("delivered").max(1.0),
             100.0 * m("dropped") / m("created").max(1.0),
             100.0 * m("write_wall") / m("wall"),

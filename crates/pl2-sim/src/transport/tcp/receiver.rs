@@ -25,7 +25,8 @@ use super::{Ctx, TcpStats};
 use crate::packet::Packet;
 use crate::transport::Actions;
 use crate::units::SimTime;
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap;
+use std::collections::BTreeMap;
 
 struct Ooo {
     end: u64,
@@ -52,7 +53,9 @@ struct RxConn {
 
 pub(super) struct Receiver {
     conns: Vec<RxConn>,
-    index: HashMap<(u32, u16), u32>,
+    /// Connection index by key: looked up, never iterated, so the fast
+    /// non-cryptographic hash cannot change any result.
+    index: FxHashMap<(u32, u16), u32>,
 }
 
 fn timer_id(idx: u32) -> u32 {
@@ -61,7 +64,7 @@ fn timer_id(idx: u32) -> u32 {
 
 impl Receiver {
     pub fn new() -> Receiver {
-        Receiver { conns: Vec::new(), index: HashMap::new() }
+        Receiver { conns: Vec::new(), index: FxHashMap::default() }
     }
 
     fn send_ack(ctx: &Ctx, i: u32, c: &mut RxConn, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {

@@ -60,7 +60,8 @@ use super::config::{HandshakeAck, TcpConfig};
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::{Duration, SimTime};
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
 
 #[derive(Copy, Clone, Debug)]
 struct Seg {
@@ -142,7 +143,9 @@ pub(super) struct Conn {
 
 pub(super) struct Sender {
     pub conns: Vec<Conn>,
-    index: HashMap<(u16, u32), u32>,
+    /// Connection index by key: looked up, never iterated, so the fast
+    /// non-cryptographic hash cannot change any result.
+    index: FxHashMap<(u16, u32), u32>,
     per_thread: Vec<Vec<u32>>,
     /// Per thread, a bit per position in `per_thread`: the connection's last `send` stopped
     /// because the thread's ring share was full. Only these can send when a frame leaves,
@@ -233,7 +236,7 @@ impl Sender {
     pub fn new(threads: u16, ring: u32, pl2: bool) -> Sender {
         Sender {
             conns: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             per_thread: vec![Vec::new(); threads as usize],
             waiting: vec![Vec::new(); threads as usize],
             rr: vec![0; threads as usize],
