@@ -16,9 +16,8 @@ use crate::net::topology::Graph;
 use crate::packet::{PacketArena, MAX_TRANSPORTS};
 use crate::programs::SwitchProgram;
 use crate::rng::SimRng;
-use crate::time_wheel::WheelShape;
 use crate::transport::{field_of, Actions, HostSite, LinkSite, NetSite};
-use crate::units::{BitsPerSec, SimTime};
+use crate::units::SimTime;
 use crate::workload::Apps;
 use std::collections::VecDeque;
 
@@ -203,10 +202,9 @@ impl Simulation {
         let probe_interval = metrics.probe_interval.0;
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
         let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
-        let events = EventQueue::with_shape(wheel_shape(&ports, net.mtu.0));
         let mut sim = Simulation {
             now: SimTime::ZERO,
-            events,
+            events: EventQueue::default(),
             net,
             graph,
             queues: (0..ports.len()).map(|_| Default::default()).collect(),
@@ -311,17 +309,3 @@ impl Simulation {
         Ok(())
     }
 }
-
-/// The event queue's wheel for this network: slots about a quarter of the shortest
-/// frame's time on the fastest link (64 B plus preamble and gap), a window of twice the
-/// longest hop (an MTU frame's time plus the delay on the slowest, longest link). Only
-/// the speed depends on it (`time_wheel`).
-fn wheel_shape(ports: &[Port], mtu_bytes: u64) -> WheelShape {
-    let fastest = ports.iter().map(|p| p.rate.bps()).max().unwrap_or(1).max(1);
-    let shortest = BitsPerSec(fastest).tx_time(MIN_FRAME_WIRE_BYTES).0;
-    let longest_hop = ports.iter().map(|p| p.rate.tx_time(mtu_bytes + MIN_FRAME_WIRE_BYTES).0 + p.delay.0).max().unwrap_or(0);
-    WheelShape::for_network(shortest, longest_hop)
-}
-
-/// A minimum Ethernet frame on the wire: 64 B plus the 8 B preamble and 12 B gap.
-const MIN_FRAME_WIRE_BYTES: u64 = 84;
