@@ -3,11 +3,10 @@
 //!
 //! Components keep their own FIFOs (a link's packets in flight, a host's delay line) and
 //! put only their head in this queue, so it holds O(ports + hosts + timers) entries, not
-//! O(packets). Entries are single 16-byte integers in a timing wheel
-//! ([`crate::time_wheel`]): the near future in fixed slots found by masking the time,
-//! the far future in a heap.
+//! O(packets). Entries are single 16-byte integers in a 4-ary heap
+//! ([`crate::quad_heap`]).
 
-use crate::time_wheel::{TimeWheel, WheelShape};
+use crate::quad_heap::QuadHeap;
 use crate::units::SimTime;
 
 /// What happens when an event fires. Indices refer to the simulation's tables (at most
@@ -76,18 +75,12 @@ impl Ev {
 /// branch-free integer comparison orders by time and then by insertion.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: TimeWheel,
+    heap: QuadHeap,
     seq: u32,
     popped: u64,
 }
 
 impl EventQueue {
-    /// An empty queue whose wheel has `shape` (which changes only the speed, never the
-    /// order of events).
-    pub fn with_shape(shape: WheelShape) -> EventQueue {
-        EventQueue { heap: TimeWheel::new(shape), seq: 0, popped: 0 }
-    }
-
     pub fn push(&mut self, time: SimTime, ev: Ev) {
         if self.seq == u32::MAX {
             self.renumber();
@@ -102,9 +95,6 @@ impl EventQueue {
         Some((SimTime((k >> 64) as u64), Ev::decode(k as u32)))
     }
 
-    /// The time of the event that would be popped next. Events may still be pushed
-    /// before it (at or after the last popped time).
-    #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|k| SimTime((k >> 64) as u64))
     }
@@ -125,8 +115,7 @@ impl EventQueue {
     }
 
     /// Sequence numbers ran out (2³² insertions): renumber the queued entries in their
-    /// current order, keeping the order exactly (the wheel forgets the last key popped,
-    /// whose sequence was larger than the new ones).
+    /// current order, keeping the order exactly.
     fn renumber(&mut self) {
         let mut all = self.heap.drain();
         all.sort_unstable();

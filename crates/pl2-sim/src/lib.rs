@@ -15,7 +15,6 @@ pub mod prefetch;
 pub mod programs;
 pub mod quad_heap;
 pub mod rng;
-pub mod time_wheel;
 pub mod sim;
 pub mod slab;
 pub mod transport;
