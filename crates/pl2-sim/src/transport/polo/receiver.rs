@@ -12,6 +12,7 @@
 //!   left to ask for, the driving packet would be wasted; our optimisation (Polo^a turns
 //!   it off) gives it to the next active flow that can use it, round robin, or sends none.
 //!   Without it the useless driving packet is sent to the arriving flow all the same.
+//!   Driving packets not answering an arrival (D grew at an epoch's end) go round robin.
 //! - D: 0 when the receiver is idle (no active or paused flow). First epoch: +1 per
 //!   unmarked data packet. Later epochs: +1 if at least one data packet arrived and none
 //!   was marked. Any epoch with M marked packets: D ← max(D − M/2, `d_min_packets`).
@@ -292,13 +293,7 @@ impl Receiver {
             let usable = |r: &Receiver, i: u32| r.flows.get(i).is_some_and(RxFlow::usable);
             let target = match preferred {
                 Some(p) if usable(self, p) => p,
-                _ if ctx.cfg.redirect_wasted_driving => {
-                    let n = self.active.len();
-                    let Some(k) = (0..n).map(|k| (self.rr + k) % n).find(|&k| usable(self, self.active[k])) else { break };
-                    self.rr = (k + 1) % n;
-                    self.active[k]
-                }
-                Some(p) => {
+                Some(p) if !ctx.cfg.redirect_wasted_driving => {
                     // Polo^a: the arriving flow gets its driving packet even if it cannot
                     // use it.
                     if let Some(f) = self.flows.get(p).filter(|f| f.active) {
@@ -308,7 +303,12 @@ impl Receiver {
                     }
                     break;
                 }
-                None => break,
+                _ => {
+                    let n = self.active.len();
+                    let Some(k) = (0..n).map(|k| (self.rr + k) % n).find(|&k| usable(self, self.active[k])) else { break };
+                    self.rr = (k + 1) % n;
+                    self.active[k]
+                }
             };
             let f = self.flows.get_mut(target).expect("usable is live");
             f.requested += 1;

@@ -12,7 +12,7 @@
 //!   limit to the packets it names), a pause packet stops new packets until the next
 //!   driving packet.
 //! - Recovery 3 (Polo slides, "Recovering the lost packet quickly"): `rto` after an
-//!   adjoint is handed over, re-armed by every packet heard from the receiver, a flow
+//!   adjoint is handed over, re-armed by every driving or loss packet, a flow
 //!   that is not paused resends its highest packet sent (the receiver's recovery 1 then
 //!   finds any gap below it).
 //! - Epochs: the sender answers every epoch acknowledgement at once with an echo, even for
@@ -194,7 +194,9 @@ impl Sender {
                 out.cancel_timer(timer_id(idx));
                 return;
             }
-            Frame::EpochAck { .. } => {}
+            // The epoch's ping-pong says nothing about the flow's data: it never
+            // re-arms the timeout (or a lost tail would never be resent).
+            Frame::EpochAck { .. } => return,
             _ => unreachable!("filtered above"),
         }
         if !fl.paused {
