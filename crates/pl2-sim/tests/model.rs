@@ -14,6 +14,7 @@ mod model {
     mod overrides;
     mod pl2;
     mod pl2_features;
+    mod polo;
     mod raw_loss;
     mod rds;
     mod tcp;

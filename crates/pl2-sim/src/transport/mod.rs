@@ -11,6 +11,7 @@
 //! walks through adding one.
 
 pub mod pl2;
+pub mod polo;
 pub mod raw;
 pub mod rds;
 pub mod tcp;
@@ -34,6 +35,8 @@ transports! {
     Rds(rds::Rds),
     /// TCP (NewReno, CUBIC, DCTCP or no congestion control; SACK, delayed ACKs).
     Tcp(tcp::Tcp),
+    /// Polo: receiver-driven congestion control over priority queues and ECN marking.
+    Polo(polo::Polo),
 }
 
 impl Default for TransportConfig {

@@ -1,0 +1,148 @@
+//! `PoloConfig`: every knob of Polo, with the slides' values where they give one and our
+//! documented choices where they leave it open (`docs/model.md`, "Polo").
+
+use crate::framing::L4Headers;
+use crate::transport::raw::RawHeaders;
+use crate::units::Duration;
+use serde::{Deserialize, Serialize};
+
+/// Polo (receiver-driven congestion control over priority queues and ECN) parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct PoloConfig {
+    /// Headers between Ethernet and the data payload: `none` (raw Ethernet, default) or
+    /// `udp`. Adjoint and control packets are header-sized (minimum frames) either way.
+    pub headers: RawHeaders,
+    /// 802.1Q priority of first transmissions of data (ECN-capable). Default 0.
+    pub data_priority: u8,
+    /// 802.1Q priority of retransmitted data, so a recovered packet does not wait behind
+    /// the queue that lost it. Default 1.
+    pub retransmit_priority: u8,
+    /// 802.1Q priority of adjoint, acknowledgement, driving, loss, pause and done
+    /// packets (never ECN-capable). Default 7 ("high priority", Polo slides, "Overview").
+    pub control_priority: u8,
+    /// Packets a new flow sends at line rate before any driving packet (its first
+    /// burst). Default 12, the baselines' RTTbytes / initial window in the slides'
+    /// evaluation, so the designs start on equal terms.
+    pub initial_window_packets: u32,
+    /// Floor of D after a decrease, in packets. Default 1: a receiver never stops driving
+    /// altogether.
+    pub d_min_packets: u32,
+    /// How D ← D − M/2 rounds an odd M: `up` (default; a single mark decreases D) or
+    /// `down`.
+    pub mark_rounding: MarkRounding,
+    /// Recovery 3: a sender that hears nothing about a flow for this long after its last
+    /// adjoint packet resends its highest packet. Default 1 ms (Polo slides).
+    pub rto: Duration,
+    /// Epochs with no data from any active flow before recovery 2 sends a loss packet.
+    /// Default 2 (Polo slides, "Recovery mechanism 2").
+    pub idle_epochs: u32,
+    /// Recovery 1 (loss packet on a sequence gap). `false` is Polo^c. Default true.
+    pub recovery_gap: bool,
+    /// Recovery 2 (loss packet to a random active flow after idle epochs). `false` is
+    /// Polo^b. Default true.
+    pub recovery_idle: bool,
+    /// Our design of the optimisation for wasted driving packets: a driving packet the
+    /// arriving flow cannot use (it has nothing left to request) goes to another active
+    /// flow, or is not sent. `false` is Polo^a. Default true.
+    pub redirect_wasted_driving: bool,
+    /// The pause mechanism for large incasts: flows arriving after the receiver's first
+    /// ECN mark are paused until an active flow finishes. Default true.
+    pub pause: bool,
+}
+
+/// Rounding of M/2 in the decrease.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkRounding {
+    /// ⌈M/2⌉.
+    #[default]
+    Up,
+    /// ⌊M/2⌋.
+    Down,
+}
+
+impl MarkRounding {
+    /// Half of `marks`, rounded this way.
+    pub fn half(self, marks: u32) -> u32 {
+        match self {
+            MarkRounding::Up => marks.div_ceil(2),
+            MarkRounding::Down => marks / 2,
+        }
+    }
+}
+
+impl Default for PoloConfig {
+    fn default() -> Self {
+        PoloConfig {
+            headers: RawHeaders::None,
+            data_priority: 0,
+            retransmit_priority: 1,
+            control_priority: 7,
+            initial_window_packets: 12,
+            d_min_packets: 1,
+            mark_rounding: MarkRounding::Up,
+            rto: Duration::from_ms(1),
+            idle_epochs: 2,
+            recovery_gap: true,
+            recovery_idle: true,
+            redirect_wasted_driving: true,
+            pause: true,
+        }
+    }
+}
+
+/// A Polo setting out of range: the field and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoloConfigError {
+    #[error("{field} = {value}; 802.1Q priorities are 0..7")]
+    Priority { field: &'static str, value: u8 },
+    #[error("control_priority = {0}; must be above data_priority and retransmit_priority so adjoint and driving packets overtake data")]
+    ControlNotHighest(u8),
+    #[error("initial_window_packets = 0; a new flow must send at least one packet (set 1 or more)")]
+    NoFirstBurst,
+    #[error("d_min_packets = 0; D must stay at least 1 or the receiver stops driving (set 1 or more)")]
+    ZeroFloor,
+    #[error("rto = 0; the retransmission timeout must be positive, e.g. \"1ms\"")]
+    ZeroRto,
+    #[error("idle_epochs = 0; recovery 2 needs at least one idle epoch (the slides use 2)")]
+    ZeroIdleEpochs,
+}
+
+impl PoloConfig {
+    pub fn l4(&self) -> L4Headers {
+        match self.headers {
+            RawHeaders::None => L4Headers::None,
+            RawHeaders::Udp => L4Headers::Udp,
+        }
+    }
+
+    /// Checks what serde cannot.
+    pub fn validate(&self) -> Result<(), PoloConfigError> {
+        for (field, value) in [
+            ("data_priority", self.data_priority),
+            ("retransmit_priority", self.retransmit_priority),
+            ("control_priority", self.control_priority),
+        ] {
+            if value > 7 {
+                return Err(PoloConfigError::Priority { field, value });
+            }
+        }
+        if self.control_priority <= self.data_priority.max(self.retransmit_priority) {
+            return Err(PoloConfigError::ControlNotHighest(self.control_priority));
+        }
+        if self.initial_window_packets == 0 {
+            return Err(PoloConfigError::NoFirstBurst);
+        }
+        if self.d_min_packets == 0 {
+            return Err(PoloConfigError::ZeroFloor);
+        }
+        if self.rto.0 == 0 {
+            return Err(PoloConfigError::ZeroRto);
+        }
+        if self.idle_epochs == 0 {
+            return Err(PoloConfigError::ZeroIdleEpochs);
+        }
+        Ok(())
+    }
+}

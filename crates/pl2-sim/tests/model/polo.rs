@@ -1,0 +1,282 @@
+//! Polo: hand-worked timelines on an idle 1 Gbps link (exact to the picosecond), D's
+//! growth and its decrease under marks, each recovery path forced by a deterministic
+//! drop, the pause hand-over in an incast, the wasted-driving ablation, conservation of
+//! bytes, and determinism.
+
+use super::common::*;
+use pl2_sim::config::{EcnConfig, NetworkConfig, TopologyConfig};
+use pl2_sim::metrics::Records;
+use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, TransportConfig};
+use pl2_sim::transport::polo::{PoloConfig, PoloStats};
+use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
+use pl2_sim::workload::MessageSpec;
+
+const END: SimTime = SimTime(u64::MAX / 2);
+/// 1542 B (1500 B payload, tagged Ethernet) at 1 Gbps.
+const SER: u64 = 12_336_000;
+/// A header-sized packet: 64 B minimum frame + 20 B preamble and gap at 1 Gbps.
+const CTRL: u64 = 672_000;
+/// Default link delay and switch pipeline latency.
+const PROP: u64 = 100_000;
+const LAT: u64 = 350_000;
+const MS: u64 = 1_000_000_000;
+/// One packet from h0 to h1 through the store-and-forward switch: `ser` on each link.
+const fn hop2(ser: u64) -> u64 {
+    2 * ser + 2 * PROP + LAT
+}
+
+/// Two hosts at 1 Gbps through one store-and-forward switch, with ECN at `ecn`.
+fn pair(ecn: EcnConfig) -> NetworkConfig {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(1), BitsPerSec::gbps(1));
+    net.switch.cut_through = false;
+    net.switch.ecn = ecn;
+    net
+}
+
+fn polo(net: NetworkConfig, msgs: Vec<MessageSpec>, cfg: PoloConfig) -> SimSpec {
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.transport = TransportConfig::Polo(cfg);
+    sp
+}
+
+fn run_polo(sp: SimSpec) -> (Simulation, Records, PoloStats) {
+    let mut sim = run(sp, END);
+    sim.finish();
+    let recs = sim.drain_records();
+    let st = sim.module_stats().polo.unwrap_or_default();
+    (sim, recs, st)
+}
+
+/// Every message finished, and every payload byte counted as goodput exactly once.
+fn all_delivered_once(recs: &Records, n: usize) {
+    assert_eq!(recs.messages.len(), n);
+    for m in &recs.messages {
+        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
+    }
+    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
+    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
+    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
+}
+
+fn took(recs: &Records, i: usize) -> u64 {
+    let m = &recs.messages[i];
+    m.finish.unwrap().0 - m.start.0
+}
+
+fn w(packets: u32) -> PoloConfig {
+    PoloConfig { initial_window_packets: packets, ..PoloConfig::default() }
+}
+
+fn d_probes(recs: &Records) -> Vec<(u64, u32)> {
+    recs.probes.iter().filter(|p| p.name == "polo_d").map(|p| (p.time.0, p.value as u32)).collect()
+}
+
+#[test]
+fn first_burst_goes_at_line_rate_with_an_adjoint_after_each_packet() {
+    // Three packets, all in the first burst: data, adjoint, data, adjoint, data back to
+    // back on the uplink. The switch's port to h1 sends data 0 (from 12.786 µs), adjoint
+    // 0 (queued at 13.458 µs, sent when data 0 ends), then data 1 arrives exactly as the
+    // adjoint ends, and so on: the last data packet leaves h0 at 3 SER + 2 CTRL and then
+    // crosses the switch alone.
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 4500)], PoloConfig::default()));
+    all_delivered_once(&recs, 1);
+    assert_eq!(took(&recs, 0), 2 * SER + 2 * CTRL + hop2(SER));
+    assert_eq!(took(&recs, 0), 51_238_000);
+    assert_eq!((st.adjoints, st.driving_sent, st.retransmissions, st.timeouts), (3, 0, 0, 0), "{st:?}");
+}
+
+#[test]
+fn a_driving_packet_per_data_packet_clocks_the_rest() {
+    // First burst of one packet: data 0 reaches h1 at hop2(SER) = 25.222 µs; D becomes 1
+    // (first epoch, unmarked), so one driving packet goes back (a header-sized frame over
+    // both links, 1.894 µs), and data 1 leaves h0 on its arrival at 27.116 µs.
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 3000)], w(1)));
+    all_delivered_once(&recs, 1);
+    assert_eq!(took(&recs, 0), hop2(SER) + hop2(CTRL) + hop2(SER));
+    assert_eq!(took(&recs, 0), 52_338_000);
+    assert_eq!((st.driving_sent, st.driving_received, st.adjoints), (1, 1, 2), "{st:?}");
+}
+
+#[test]
+fn d_grows_per_packet_in_the_first_epoch_then_by_one_per_unmarked_epoch() {
+    // The first epoch opens when adjoint 0 reaches h1 (25.894 µs) and closes when the
+    // echo of its acknowledgement returns. h0 is sending data 1 then, so the echo leaves
+    // after it (39.452 µs) and waits behind data 1 at the switch: it reaches h1 at
+    // 53.010 µs, after data 0 and data 1: D = 2. The next acknowledgement leaves behind
+    // the two driving packets data 1 earned; its echo leaves h0 after data 2 and reaches
+    // h1 behind it at 80.126 µs: one unmarked packet in that epoch, D = 3.
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 300_000)], w(1)));
+    all_delivered_once(&recs, 1);
+    let d = d_probes(&recs);
+    assert_eq!(&d[..2], &[(53_010_000, 2), (80_126_000, 3)], "{:?}", &d[..4]);
+    // No marks: D never falls, and grows only by one per epoch after the first.
+    for p in d.windows(2) {
+        assert!(p[1].1 == p[0].1 || p[1].1 == p[0].1 + 1, "{d:?}");
+    }
+    assert!(d.last().unwrap().1 > 10, "D kept growing: {d:?}");
+    assert_eq!(st.marked_packets, 0);
+}
+
+#[test]
+fn marks_take_half_of_them_from_d_down_to_the_floor() {
+    // Threshold 0: every data packet is marked. The first epoch adds nothing; each epoch
+    // with M marks takes ⌈M/2⌉, so D sits at the floor (1, or 3 when configured).
+    for floor in [1, 3] {
+        let cfg = PoloConfig { d_min_packets: floor, ..w(4) };
+        let (_, recs, st) = run_polo(polo(pair(EcnConfig::Step { threshold: Bytes(0), at_dequeue: false }), vec![msg(0, 0, 1, 150_000)], cfg));
+        all_delivered_once(&recs, 1);
+        let d = d_probes(&recs);
+        assert!(d.len() > 5, "{d:?}");
+        assert!(d.iter().all(|&(_, v)| v == floor), "floor {floor}: {d:?}");
+        assert_eq!(st.marked_packets, 100, "every data packet is ECN-capable and marked");
+    }
+}
+
+fn one_flow_with_drops(size: u64, cfg: PoloConfig, faults: Vec<FaultSpec>) -> (Records, PoloStats) {
+    let mut sp = polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, size)], cfg);
+    sp.faults = faults;
+    let (sim, recs, st) = run_polo(sp);
+    assert!(sim.counters().total_drops() > 0, "the fault dropped nothing");
+    all_delivered_once(&recs, 1);
+    (recs, st)
+}
+
+fn drop_data(seq: u32) -> FaultSpec {
+    FaultSpec::DropNth { flow: 0, seq, times: 1 }
+}
+
+#[test]
+fn recovery_1_a_gap_sends_a_loss_packet() {
+    let (recs, st) = one_flow_with_drops(45_000, PoloConfig::default(), vec![drop_data(5)]);
+    assert_eq!((st.gap_losses, st.loss_received, st.retransmissions), (1, 1, 1), "{st:?}");
+    assert_eq!((st.idle_losses, st.timeouts), (0, 0), "{st:?}");
+    assert!(took(&recs, 0) < MS, "recovered before any timeout");
+}
+
+#[test]
+fn recovery_2_idle_epochs_send_a_loss_packet_and_polo_b_waits_for_the_timeout() {
+    // Twelve packets, all in the first burst; the last is lost, so no gap shows. The
+    // epochs go on (their ping-pong needs no data): after two without data the receiver
+    // asks its only active flow for its lowest missing packet.
+    let (recs, st) = one_flow_with_drops(18_000, PoloConfig::default(), vec![drop_data(11)]);
+    assert_eq!((st.idle_losses, st.retransmissions, st.gap_losses, st.timeouts), (1, 1, 0, 0), "{st:?}");
+    assert!(took(&recs, 0) < MS, "recovered before any timeout");
+    // Polo^b (no recovery 2): the sender's timeout resends its highest packet, 1 ms after
+    // the last adjoint was handed over (after 12 data packets, 11 adjoints and the epoch
+    // echoes that went out between them), then one packet crosses to h1.
+    let b = PoloConfig { recovery_idle: false, ..PoloConfig::default() };
+    let (recs, st) = one_flow_with_drops(18_000, b, vec![drop_data(11)]);
+    assert_eq!((st.idle_losses, st.timeouts, st.retransmissions), (0, 1, 1), "{st:?}");
+    let base = 12 * SER + 11 * CTRL + MS + hop2(SER);
+    assert!((base..base + 8 * CTRL).contains(&took(&recs, 0)), "took {} ps, base {base} ps", took(&recs, 0));
+}
+
+#[test]
+fn recovery_3_a_lost_adjoint_with_its_packet_is_resent_after_the_timeout() {
+    // A one-packet message whose data and adjoint are both lost: the receiver never
+    // hears of it. The adjoint is handed over when data 0 has left (SER); 1 ms later the
+    // sender resends.
+    let faults = vec![drop_data(0), FaultSpec::DropControl { flow: 0, seq: 0, times: 1 }];
+    let (recs, st) = one_flow_with_drops(1500, PoloConfig::default(), faults);
+    assert_eq!((st.timeouts, st.retransmissions), (1, 1), "{st:?}");
+    assert_eq!(took(&recs, 0), SER + MS + hop2(SER));
+}
+
+#[test]
+fn polo_c_recovers_a_gap_through_recovery_2() {
+    let c = PoloConfig { recovery_gap: false, ..PoloConfig::default() };
+    let (_, st) = one_flow_with_drops(45_000, c, vec![drop_data(5)]);
+    assert_eq!(st.gap_losses, 0, "{st:?}");
+    assert!(st.idle_losses + st.timeouts >= 1, "{st:?}");
+}
+
+fn rack(hosts: u32, rate: BitsPerSec) -> NetworkConfig {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts, breakout: 1 };
+    net.link.rate = rate;
+    net
+}
+
+#[test]
+fn late_flows_are_paused_and_resumed_when_an_active_flow_finishes() {
+    // Two flows start together and their first bursts queue at the switch (marks); two
+    // more start 1 ms later, after the first mark: they are paused at their first packet
+    // and each resumes when an active flow finishes.
+    let mut net = rack(5, BitsPerSec::gbps(1));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false };
+    let msgs = vec![msg(0, 0, 4, 2_000_000), msg(0, 1, 4, 2_000_000), msg(MS, 2, 4, 300_000), msg(MS, 3, 4, 300_000)];
+    let (_, recs, st) = run_polo(polo(net, msgs, PoloConfig::default()));
+    all_delivered_once(&recs, 4);
+    assert_eq!((st.pauses, st.pauses_received, st.resumes), (2, 2, 2), "{st:?}");
+    let fin = |i: usize| recs.messages[i].finish.unwrap().0;
+    let first_active = fin(0).min(fin(1));
+    assert!(fin(2) > first_active && fin(3) > first_active, "paused flows finish after an active one");
+    // Without the pause mechanism nobody waits.
+    let (_, recs, st) = run_polo(polo(
+        {
+            let mut n = rack(5, BitsPerSec::gbps(1));
+            n.switch.ecn = EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false };
+            n
+        },
+        vec![msg(0, 0, 4, 2_000_000), msg(0, 1, 4, 2_000_000), msg(MS, 2, 4, 300_000), msg(MS, 3, 4, 300_000)],
+        PoloConfig { pause: false, ..PoloConfig::default() },
+    ));
+    all_delivered_once(&recs, 4);
+    assert_eq!((st.pauses, st.resumes), (0, 0), "{st:?}");
+}
+
+fn incast(senders: u32, cfg: PoloConfig, seed: u64) -> (Simulation, Records, PoloStats) {
+    let mut net = rack(senders + 1, BitsPerSec::gbps(1));
+    net.link.delay = Duration::from_ns(12_500);
+    net.switch.dynamic_thresholds = false;
+    net.switch.port_limit = Some(Bytes(86_000));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(5 * 1542), at_dequeue: false };
+    let msgs = (0..senders).map(|s| msg(u64::from(s) * 1000, s, senders, 100_000)).collect();
+    let mut sp = polo(net, msgs, cfg);
+    sp.seed = seed;
+    run_polo(sp)
+}
+
+#[test]
+fn incast_with_buffer_drops_delivers_every_byte_once() {
+    let (sim, recs, st) = incast(16, PoloConfig::default(), 1);
+    all_delivered_once(&recs, 16);
+    assert!(sim.counters().total_drops() > 0, "the first bursts overflow 86 KB");
+    assert!(st.retransmissions > 0 && st.marked_packets > 0 && st.pauses > 0, "{st:?}");
+    assert_eq!(st.pauses, st.resumes);
+}
+
+#[test]
+fn polo_a_wastes_driving_packets_and_polo_does_not() {
+    let (_, recs, st) = incast(8, PoloConfig::default(), 1);
+    all_delivered_once(&recs, 8);
+    assert_eq!(st.driving_wasted, 0, "{st:?}");
+    let a = PoloConfig { redirect_wasted_driving: false, ..PoloConfig::default() };
+    let (_, recs, st) = incast(8, a, 1);
+    all_delivered_once(&recs, 8);
+    assert!(st.driving_wasted > 0, "{st:?}");
+}
+
+#[test]
+fn same_seed_same_results() {
+    let text = |seed| {
+        let (sim, r, st) = incast(16, PoloConfig::default(), seed);
+        format!("{:?}{:?}{:?}{:?}{:?}", r.messages, r.drops, r.probes, sim.counters(), st)
+    };
+    assert_eq!(text(7), text(7));
+}
+
+#[test]
+fn invalid_configuration_is_rejected() {
+    for cfg in [
+        PoloConfig { data_priority: 8, ..PoloConfig::default() },
+        PoloConfig { control_priority: 1, ..PoloConfig::default() },
+        PoloConfig { initial_window_packets: 0, ..PoloConfig::default() },
+        PoloConfig { d_min_packets: 0, ..PoloConfig::default() },
+        PoloConfig { rto: Duration(0), ..PoloConfig::default() },
+        PoloConfig { idle_epochs: 0, ..PoloConfig::default() },
+    ] {
+        let err = Simulation::new(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 1)], cfg.clone())).err();
+        assert!(err.is_some(), "{cfg:?} accepted");
+    }
+}
