@@ -64,6 +64,22 @@ pub struct MsgInfo {
     pub start: SimTime,
 }
 
+/// Names a message at both ends, as a message-oriented protocol carries it in its
+/// headers: the engine's slot and generation, and the low 32 bits of the message id.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct MsgRef {
+    pub slot: u32,
+    pub gen: u16,
+    /// Low 32 bits of the run-wide message id.
+    pub flow: u32,
+}
+
+impl From<&MsgInfo> for MsgRef {
+    fn from(m: &MsgInfo) -> MsgRef {
+        MsgRef { slot: m.slot, gen: m.gen, flow: m.id as u32 }
+    }
+}
+
 /// What a transport wants done, collected during one call.
 #[derive(Default)]
 pub struct Actions {

@@ -77,7 +77,7 @@ impl Sender {
         let n_pkts = msg.size.div_ceil(ctx.max_payload).max(1) as u32;
         let f = Flow {
             info: *msg,
-            msg: MsgRef { slot: msg.slot, gen: msg.gen, flow: msg.id as u32 },
+            msg: MsgRef::from(msg),
             n_pkts,
             next: 0,
             limit: ctx.cfg.initial_window_packets.min(n_pkts),

@@ -28,14 +28,7 @@ const LOSS: u64 = 5;
 const PAUSE: u64 = 6;
 const DONE: u64 = 7;
 
-/// Names a message at both ends.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct MsgRef {
-    pub slot: u32,
-    pub gen: u16,
-    /// Low 32 bits of the run-wide message id.
-    pub flow: u32,
-}
+pub use crate::transport::MsgRef;
 
 /// A data or adjoint packet's fields.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

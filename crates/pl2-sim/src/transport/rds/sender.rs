@@ -82,7 +82,7 @@ impl Sender {
         let off = u64::from(i) * ctx.max_payload;
         let payload = (m.info.size - off).min(ctx.max_payload);
         let d = Data {
-            msg: MsgRef { slot: m.info.slot, gen: m.info.gen, flow: m.info.id as u32 },
+            msg: MsgRef::from(&m.info),
             size: m.info.size,
             index: i,
             unscheduled: i < m.unsched,

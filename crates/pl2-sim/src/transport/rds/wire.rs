@@ -22,14 +22,7 @@ const GRANT: u64 = 1;
 const NACK: u64 = 2;
 const DONE: u64 = 3;
 
-/// Names a message at both ends.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct MsgRef {
-    pub slot: u32,
-    pub gen: u16,
-    /// Low 32 bits of the run-wide message id.
-    pub flow: u32,
-}
+pub use crate::transport::MsgRef;
 
 /// One data frame's RDS fields.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
