@@ -30,6 +30,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,17 +236,14 @@ def os_error(p: Path, e: OSError) -> OutputPathError:
 
 def staging_dir(target: Target) -> Path:
     """A fresh, empty directory beside `target` to write a new output into before it is
-    put in place (`commit`); the caller removes it if the output is abandoned."""
+    put in place (`commit`), under a name no existing entry has (so making it never
+    removes anything); the caller removes it if the output is abandoned."""
     parent = target.path.absolute().parent
-    tmp = parent / f".{target.path.name}.partial-{os.getpid()}"
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        if tmp.exists():
-            remove_owned_tree(tmp)
-        tmp.mkdir()
+        return Path(tempfile.mkdtemp(prefix=f".{target.path.name}.partial-", dir=parent))
     except OSError as e:
         raise os_error(target.path, e) from None
-    return tmp
 
 
 def remove_owned_tree(tmp: Path) -> None:
@@ -273,7 +271,9 @@ def commit(target: Target, staged: Path) -> None:
     if target.state == "ours":
         again = Manifest.read(p)
         if again is not None and not foreign_files(p, again):
-            old = p.parent / f".{p.name}.partial-old-{os.getpid()}"
+            # A name of its own (an empty directory made here), so the rename can only
+            # replace that.
+            old = Path(tempfile.mkdtemp(prefix=f".{p.name}.partial-old-", dir=p.parent))
             os.rename(p, old)
             os.rename(staged, p)
             _remove_listed(old, again)
