@@ -116,7 +116,9 @@ pub enum EcnConfig {
     },
 }
 
-/// How a switch spreads traffic over equal-cost next hops.
+/// How traffic spreads over equal-cost next hops: a switch's setting, which a transport
+/// may override for its own frames (its `paths` field), so one run can mix sprayed and
+/// unsprayed traffic.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EcmpMode {
@@ -125,6 +127,15 @@ pub enum EcmpMode {
     PerFlow,
     /// Every packet picks a next hop at random (packet spraying).
     PerPacket,
+    /// Every packet takes the switch's next equal-cost hop in turn (one counter per
+    /// switch, shared by all destinations).
+    RoundRobin,
+    /// The sender chooses the path: it writes a path number in the frame's `flow` field,
+    /// and each switch with several equal-cost next hops reads one mixed-radix digit of
+    /// it (the digit of its tier; ToRs read the lowest). Path numbers 0 .. the network's
+    /// path count name distinct paths between hosts whose route climbs to the top tier
+    /// (htsim's source routes, as NDP's `SCATTER_PERMUTE` strategy uses them).
+    Source,
 }
 
 /// An output-queued switch with 8 strict-priority queues per port and a shared buffer.

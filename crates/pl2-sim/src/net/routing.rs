@@ -2,6 +2,12 @@
 //! equal-cost egress ports, in one flat array. A lookup is two indexed loads, never a scan.
 //! Identical port lists are stored once (in a fat tree every remote destination of an
 //! edge switch shares the same uplinks), so the array stays small and cache-resident.
+//!
+//! For source-chosen paths ([`crate::config::EcmpMode::Source`]) the table also numbers
+//! paths: a switch's tier is its hop distance from the nearest host (ToRs 1), each tier
+//! has a fan-out (the most equal-cost next hops any of its switches has towards any
+//! host), and a path number is read in mixed radix, the ToRs' fan-out as the lowest
+//! digit. In a k-ary fat tree that gives (k/2)² numbers, one per inter-pod path.
 
 use super::topology::Graph;
 use rustc_hash::FxHashMap;
@@ -14,6 +20,12 @@ pub struct RoutingTable {
     spans: Vec<(u32, u16)>,
     /// Distinct port lists, concatenated.
     ports: Vec<u32>,
+    /// Per switch: the product of the fan-outs of the tiers below it (a path number's
+    /// digit for the switch is `path / divisor % next_hops`).
+    divisors: Vec<u32>,
+    /// Path numbers with distinct meanings: the product of every tier's fan-out (capped at
+    /// `u32::MAX`).
+    paths: u32,
 }
 
 impl RoutingTable {
@@ -75,7 +87,58 @@ impl RoutingTable {
                 spans[(s * g.hosts + dst) as usize] = (start, hops.len() as u16);
             }
         }
-        RoutingTable { hosts: g.hosts, spans, ports }
+        let mut rt = RoutingTable { hosts: g.hosts, spans, ports, divisors: Vec::new(), paths: 1 };
+        rt.number_paths(g, &adj);
+        rt
+    }
+
+    /// Tiers, fan-outs and the path-number divisor of every switch (see the module docs).
+    fn number_paths(&mut self, g: &Graph, adj: &[Vec<(u32, u32)>]) {
+        let mut tier = vec![u32::MAX; g.nodes() as usize];
+        let mut q: VecDeque<u32> = (0..g.hosts).collect();
+        for h in 0..g.hosts {
+            tier[h as usize] = 0;
+        }
+        while let Some(x) = q.pop_front() {
+            for &(y, _) in &adj[x as usize] {
+                if tier[y as usize] == u32::MAX {
+                    tier[y as usize] = tier[x as usize] + 1;
+                    q.push_back(y);
+                }
+            }
+        }
+        let switch_tier = |s: u32| tier[(g.hosts + s) as usize];
+        let top = (0..g.switches).map(switch_tier).filter(|&t| t != u32::MAX).max().unwrap_or(1);
+        let mut fanout = vec![1u64; top as usize + 1];
+        for s in 0..g.switches {
+            let t = switch_tier(s);
+            if t == u32::MAX {
+                continue;
+            }
+            for dst in 0..g.hosts {
+                let n = self.next_hops(s, dst).len() as u64;
+                fanout[t as usize] = fanout[t as usize].max(n);
+            }
+        }
+        let cap = |x: u64| x.min(u64::from(u32::MAX));
+        self.divisors = (0..g.switches)
+            .map(|s| {
+                let t = switch_tier(s).min(top) as usize;
+                cap(fanout[1..t].iter().product()) as u32
+            })
+            .collect();
+        self.paths = cap(fanout[1..].iter().fold(1u64, |a, &f| cap(a * f))) as u32;
+    }
+
+    /// The divisor that selects switch `switch_index`'s digit of a path number.
+    #[inline]
+    pub fn path_divisor(&self, switch_index: u32) -> u32 {
+        self.divisors[switch_index as usize]
+    }
+
+    /// How many path numbers name distinct paths (1 when no switch has a choice).
+    pub fn path_count(&self) -> u32 {
+        self.paths
     }
 
     /// Equal-cost egress ports of switch `switch_index` towards host `dst`.
@@ -102,5 +165,22 @@ mod tests {
         // Core switches have exactly one way down to any host.
         let first_core = 8 + 8;
         assert_eq!(rt.next_hops(first_core, 5).len(), 1);
+    }
+
+    /// In a k = 4 fat tree every path number 0..4 names one of the four inter-pod paths:
+    /// the ToR reads the low digit (which aggregation switch), the aggregation switch the
+    /// high one (which core switch), as a hand count of the (k/2)² paths gives.
+    #[test]
+    fn fat_tree_path_numbers_name_each_inter_pod_path_once() {
+        let g = Graph::build(&TopologyConfig::FatTree { k: 4 }, &LinkConfig::default()).unwrap();
+        let rt = RoutingTable::build(&g, |i, a| (2 * i + if a { 0 } else { 1 }) as u32);
+        assert_eq!(rt.path_count(), 4);
+        let tiers: Vec<u32> = (0..g.switches).map(|s| rt.path_divisor(s)).collect();
+        // 8 edge switches read digit 0, 8 aggregation switches digit 1 (divisor 2); the
+        // cores have one way down and read nothing.
+        assert_eq!(&tiers[..8], &[1; 8]);
+        assert_eq!(&tiers[8..16], &[2; 8]);
+        let single = Graph::build(&TopologyConfig::SingleRack { hosts: 4, breakout: 1 }, &LinkConfig::default()).unwrap();
+        assert_eq!(RoutingTable::build(&single, |i, a| (2 * i + usize::from(!a)) as u32).path_count(), 1);
     }
 }

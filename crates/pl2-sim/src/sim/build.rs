@@ -157,6 +157,8 @@ impl Simulation {
                 program: Default::default(),
                 rng: SimRng::stream(seed, &format!("switch{s}")),
                 ecmp_seed: SimRng::stream(seed, &format!("ecmp{s}")).next_u64(),
+                path_divisor: routes.path_divisor(s as u32),
+                next_hop_turn: 0,
             })
             .collect();
 
@@ -165,7 +167,7 @@ impl Simulation {
         for (t, cfg) in transport_cfgs.iter().enumerate() {
             let field = field_of(t);
             for h in 0..n_hosts {
-                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, field: &field })?);
+                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, field: &field, seed, paths: routes.path_count() })?);
             }
         }
 
@@ -213,6 +215,7 @@ impl Simulation {
             switches,
             routes,
             transports,
+            path_modes: std::array::from_fn(|t| transport_cfgs.get(t).and_then(|c| c.paths())),
             transport_cfgs,
             arena: PacketArena::default(),
             msgs: Vec::new(),

@@ -69,6 +69,9 @@ pub struct Simulation {
     pub(crate) transports: Vec<HostTransport>,
     /// The run's transports: index 0 is the default.
     pub(crate) transport_cfgs: Vec<TransportConfig>,
+    /// Per transport index: how its frames spread over equal-cost next hops (`None`: each
+    /// switch's `ecmp` setting).
+    pub(crate) path_modes: [Option<crate::config::EcmpMode>; MAX_TRANSPORTS],
     pub(crate) arena: PacketArena,
     pub(crate) msgs: Vec<MsgSlot>,
     pub(crate) free_msgs: Vec<u32>,

@@ -74,5 +74,10 @@ pub(crate) struct Switch {
     pub buffer: SharedBuffer,
     pub rng: SimRng,
     pub ecmp_seed: u64,
+    /// Selects this switch's digit of a source-chosen path number
+    /// (`RoutingTable::path_divisor`).
+    pub path_divisor: u32,
+    /// Round-robin spraying's counter.
+    pub next_hop_turn: u32,
 }
 

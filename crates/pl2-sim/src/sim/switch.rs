@@ -115,9 +115,15 @@ impl Simulation {
                 0 => u32::MAX,
                 1 => hops[0],
                 n => {
-                    let i = match sw.cfg.ecmp {
+                    let mode = self.path_modes[pk.transport() as usize].unwrap_or(sw.cfg.ecmp);
+                    let i = match mode {
                         EcmpMode::PerFlow => reduce(ecmp_hash(sw.ecmp_seed, pk.src, pk.dst, pk.flow), n),
                         EcmpMode::PerPacket => sw.rng.below(n as u64),
+                        EcmpMode::RoundRobin => {
+                            sw.next_hop_turn = sw.next_hop_turn.wrapping_add(1);
+                            u64::from(sw.next_hop_turn) % n as u64
+                        }
+                        EcmpMode::Source => u64::from(pk.flow / sw.path_divisor) % n as u64,
                     };
                     hops[i as usize]
                 }

@@ -24,6 +24,13 @@ macro_rules! transports {
                 }
             }
 
+            /// How its frames spread over equal-cost paths (`None`: the switches' setting).
+            pub fn paths(&self) -> Option<$crate::config::EcmpMode> {
+                match self {
+                    $( TransportConfig::$variant(c) => <$module::$marker as $crate::transport::Transport>::paths(c), )+
+                }
+            }
+
             /// Its instance on the host `at` describes.
             pub fn host(&self, at: &$crate::transport::HostSite<'_>) -> Result<HostTransport, $crate::error::BuildError> {
                 match self {

@@ -6,10 +6,11 @@
 //! the program list names a protocol.
 
 use super::{ModuleStats, Protocol, TransportConfig};
-use crate::config::{NetworkConfig, SwitchConfig};
+use crate::config::{EcmpMode, NetworkConfig, SwitchConfig};
 use crate::error::BuildError;
 use crate::framing::L4Headers;
 use crate::programs::SwitchProgram;
+use crate::rng::SimRng;
 use crate::units::{BitsPerSec, Duration};
 use serde::Serialize;
 
@@ -34,6 +35,11 @@ pub trait Transport {
     }
     /// Adds a host instance's counters to the run's. Default: nothing to report.
     fn report(_host: &Self::Host, _stats: &mut ModuleStats) {}
+    /// How its frames spread over equal-cost paths, overriding the switches' `ecmp`
+    /// setting for them (`None`, the default: the switches' setting).
+    fn paths(_cfg: &Self::Config) -> Option<EcmpMode> {
+        None
+    }
 }
 
 /// Counters one module reports in the run summary.
@@ -56,9 +62,21 @@ pub struct HostSite<'a> {
     pub host_rate: BitsPerSec,
     /// `transport` for the default transport, `transports[i]` for the others.
     pub field: &'a str,
+    /// The run's master seed (draw through [`HostSite::rng`]).
+    pub seed: u64,
+    /// Path numbers a sender choosing its own paths may use ([`EcmpMode::Source`]): each
+    /// in `0..paths` names a distinct path between hosts whose route climbs to the top
+    /// tier (1 when no switch has a choice).
+    pub paths: u32,
 }
 
 impl HostSite<'_> {
+    /// The instance's own random stream named `name`: independent of every other
+    /// component's, and of the same name on other hosts and transports.
+    pub fn rng(&self, name: &str) -> SimRng {
+        SimRng::stream(self.seed, &format!("{}/{name}/host{}", self.field, self.host))
+    }
+
     /// Payload bytes of a full data frame with headers `l4` at the network's MTU.
     pub fn max_payload(&self, l4: L4Headers) -> u64 {
         self.net.framing.max_payload(l4, self.net.mtu.0)
