@@ -33,6 +33,9 @@ pub enum L4Headers {
     Udp,
     /// IPv4 + TCP with `options` bytes of TCP options.
     Tcp { options: u8 },
+    /// L3 and L4 headers of `bytes` in all (a protocol with its own header, e.g. NDP's,
+    /// or a header size matched to another simulator's).
+    Bytes { bytes: u16 },
 }
 
 impl L4Headers {
@@ -41,6 +44,7 @@ impl L4Headers {
             L4Headers::None => 0,
             L4Headers::Udp => IPV4_HEADER + UDP_HEADER,
             L4Headers::Tcp { options } => IPV4_HEADER + TCP_HEADER + options as u64,
+            L4Headers::Bytes { bytes } => bytes as u64,
         }
     }
 }
