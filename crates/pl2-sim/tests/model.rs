@@ -12,6 +12,7 @@ mod model {
     mod incast_buffer;
     mod md1_queue;
     mod overrides;
+    mod paths;
     mod pl2;
     mod pl2_features;
     mod polo;
@@ -21,5 +22,6 @@ mod model {
     mod tcp_handshake;
     mod tcp_pl2;
     mod trace;
+    mod trimming;
     mod unloaded_latency;
 }
