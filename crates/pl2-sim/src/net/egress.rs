@@ -1,6 +1,7 @@
-//! A switch output port's eight strict-priority FIFOs of packets, with a frame count per
-//! FIFO (for queue limits in frames) and removal of a FIFO's newest frame (for a trimming
-//! queue that trims the newest frame rather than the arriving one; see `sim/trimming.rs`).
+//! A switch output port's eight strict-priority FIFOs of packets, with what a trimming
+//! queue needs besides (`sim/trimming.rs`): a FIFO's length, and removal of its newest
+//! frame. Both walk the FIFO rather than keep counts every port would pay for; trimming
+//! queues are a few frames deep.
 //!
 //! Each FIFO is a [`PktList`] threaded through the packet records it holds, so a dequeue
 //! reads the record it dequeues (which the port is about to serialise anyway) and
@@ -17,8 +18,6 @@ pub struct EgressQueues {
     /// Bit p set ⇔ FIFO p is non-empty.
     nonempty: u8,
     fifos: [PktList; 8],
-    /// Frames waiting in each FIFO (not the one being serialised).
-    lens: [u32; 8],
 }
 
 impl EgressQueues {
@@ -26,14 +25,20 @@ impl EgressQueues {
     #[inline]
     pub fn push(&mut self, prio: usize, pkt: PktId, arena: &mut PacketArena) {
         self.fifos[prio].push_back(pkt, arena);
-        self.lens[prio] += 1;
         self.nonempty |= 1 << prio;
     }
 
-    /// Frames waiting in FIFO `prio`.
-    #[inline]
-    pub fn len(&self, prio: usize) -> u32 {
-        self.lens[prio]
+    /// Frames waiting in FIFO `prio` (not the one being serialised), counted by walking
+    /// the FIFO.
+    pub fn len(&self, prio: usize, arena: &PacketArena) -> u32 {
+        let mut n = 0;
+        let mut at = self.fifos[prio].front();
+        while let Some(p) = at {
+            n += 1;
+            let next = arena.get(p).queue_next;
+            at = (next != crate::packet::NO_PKT).then_some(PktId(next));
+        }
+        n
     }
 
     /// The newest frame of FIFO `prio`, if any.
@@ -44,7 +49,6 @@ impl EgressQueues {
     /// Removes the newest frame of FIFO `prio`.
     pub fn pop_back(&mut self, prio: usize, arena: &mut PacketArena) -> Option<PktId> {
         let pkt = self.fifos[prio].pop_back(arena)?;
-        self.lens[prio] -= 1;
         if self.fifos[prio].is_empty() {
             self.nonempty &= !(1 << prio);
         }
@@ -61,7 +65,6 @@ impl EgressQueues {
         let prio = 7 - self.nonempty.leading_zeros() as usize;
         let fifo = &mut self.fifos[prio];
         let pkt = fifo.pop_front(arena);
-        self.lens[prio] -= 1;
         if fifo.is_empty() {
             self.nonempty &= !(1 << prio);
         }
@@ -112,16 +115,16 @@ mod tests {
         for &id in &ids[..3] {
             q.push(2, id, &mut arena);
         }
-        assert_eq!(q.len(2), 3);
+        assert_eq!(q.len(2, &arena), 3);
         assert_eq!(q.pop_back(2, &mut arena), Some(ids[2]));
         q.push(2, ids[3], &mut arena);
         assert_eq!(q.pop_back(2, &mut arena), Some(ids[3]));
         assert_eq!(q.pop_back(2, &mut arena), Some(ids[1]));
-        assert_eq!(q.len(2), 1);
+        assert_eq!(q.len(2, &arena), 1);
         q.push(2, ids[2], &mut arena);
         let order: Vec<u32> = std::iter::from_fn(|| q.pop_highest(&arena).map(|p| arena.get(p).seq)).collect();
         assert_eq!(order, vec![0, 2]);
         assert_eq!(q.pop_back(2, &mut arena), None);
-        assert!(q.is_empty() && q.len(2) == 0);
+        assert!(q.is_empty() && q.len(2, &arena) == 0);
     }
 }

@@ -53,11 +53,15 @@ fn over(limit: QueueLimit, bytes: u64, frames: u32, wire: u64) -> bool {
 impl Simulation {
     /// Bytes and frames in FIFO `prio` of switch port `out` (local index `egress`),
     /// counting the frame being serialised.
-    fn fifo_fill(&self, index: u32, out: u32, egress: u32, prio: u8) -> (u64, u32) {
+    /// (Frames are counted only for a frame limit: counting walks the FIFO.)
+    fn fifo_fill(&self, index: u32, out: u32, egress: u32, prio: u8, limit: QueueLimit) -> (u64, u32) {
         let bytes = self.switches[index as usize].buffer.egress[egress as usize][prio as usize];
+        if let QueueLimit::Bytes(_) = limit {
+            return (bytes, 0);
+        }
         let p = &self.ports[out as usize];
         let on_wire = u32::from(p.busy && p.cur_prio == prio);
-        (bytes, self.queues[out as usize].len(prio as usize) + on_wire)
+        (bytes, self.queues[out as usize].len(prio as usize, &self.arena) + on_wire)
     }
 
     /// Applies switch `index`'s trimming rules to `pkt`, arriving for port `out`. Returns
@@ -72,7 +76,7 @@ impl Simulation {
         if prio == rules.header_prio {
             return self.admit_header(index, out, egress, pkt, ingress, rules);
         }
-        let (bytes, frames) = self.fifo_fill(index, out, egress, prio);
+        let (bytes, frames) = self.fifo_fill(index, out, egress, prio, rules.data);
         if !over(rules.data, bytes, frames, wire) {
             return true;
         }
@@ -109,7 +113,7 @@ impl Simulation {
     /// `true` if it may be queued; otherwise it is dropped or returned to its source.
     fn admit_header(&mut self, index: u32, out: u32, egress: u32, pkt: PktId, ingress: u32, rules: TrimRules) -> bool {
         let wire = u64::from(self.arena.get(pkt).wire);
-        let (bytes, frames) = self.fifo_fill(index, out, egress, rules.header_prio);
+        let (bytes, frames) = self.fifo_fill(index, out, egress, rules.header_prio, rules.header);
         if !over(rules.header, bytes, frames, wire) {
             return true;
         }
