@@ -5,7 +5,10 @@
 //! (all and data-only), events per hop, events per delivered packet, share of packets
 //! dropped, share of wall time spent writing outputs, peak RSS, the part of it that is
 //! simulated state rather than simulator overhead (the most packets alive at once, 64 bytes
-//! each: frames in queues, on wires and in hosts' send paths), and the rest.
+//! each: frames in queues, on wires and in hosts' send paths), and the rest; and the wall
+//! time per byte of payload delivered to applications (ns/B), which compares transports
+//! that spend different numbers of control frames per data frame on the same traffic
+//! (benchmarks 2, 5 and 6: raw Ethernet, DCTCP and NDP on one workload).
 //!
 //! `pl2-bench [--runs N] [--scale F] [SCENARIO.toml ...]`; `--scale` multiplies every
 //! scenario's duration (the memory-flatness check runs scenario 2 at 1× and 10×). The
@@ -43,8 +46,12 @@ fn child(path: &Path, scale: f64) {
     let total = t0.elapsed().as_secs_f64();
     let c = &out.summary["counters"];
     let g = |k: &str| c[k].as_u64().unwrap_or(0) as f64;
+    let w = &out.summary["window"];
+    let span_s = (w["until_ps"].as_f64().unwrap_or(0.0) - w["from_ps"].as_f64().unwrap_or(0.0)) * 1e-12;
+    let gbps: f64 = out.summary["goodput_gbps"].as_object().map(|m| m.values().filter_map(|v| v.as_f64()).sum()).unwrap_or(0.0);
+    let goodput_bytes = gbps * 1e9 / 8.0 * span_s;
     println!(
-        "wall={total} sim_wall={sim_wall} write_wall={write_wall} events={} hops={} data_hops={} delivered={} created={} dropped={} rss_kib={} peak_packets={}",
+        "wall={total} sim_wall={sim_wall} write_wall={write_wall} goodput_bytes={goodput_bytes} events={} hops={} data_hops={} delivered={} created={} dropped={} rss_kib={} peak_packets={}",
         g("events"),
         g("hops"),
         g("data_hops"),
@@ -98,8 +105,8 @@ fn main() {
     }
     let exe = std::env::current_exe().expect("own path");
     println!(
-        "{:<34} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8}",
-        "scenario (median of runs)", "wall s", "sim s", "Mev/s", "Mhops/s", "Mdata/s", "ev/hop", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB", "rest MiB"
+        "{:<34} {:>8} {:>8} {:>8} {:>9} {:>9} {:>7} {:>10} {:>8} {:>8} {:>7} {:>8} {:>8} {:>8} {:>8}",
+        "scenario (median of runs)", "wall s", "sim s", "Mev/s", "Mhops/s", "Mdata/s", "ev/hop", "ev/deliv", "drop %", "write %", "runs", "RSS MiB", "pkt MiB", "rest MiB", "ns/B"
     );
     for f in &files {
         let mut fig: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
@@ -119,7 +126,7 @@ fn main() {
         let sim = m("sim_wall");
         let (rss, pkt) = (m("rss_kib") / 1024.0, m("peak_packets") * 64.0 / (1u64 << 20) as f64);
         println!(
-            "{:<34} {:>8.3} {:>8.3} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1} {:>8.1}",
+            "{:<34} {:>8.3} {:>8.3} {:>8.2} {:>9.2} {:>9.2} {:>7.2} {:>10.2} {:>8.2} {:>8.1} {:>7} {:>8.1} {:>8.1} {:>8.1} {:>8.3}",
             f.file_stem().unwrap().to_string_lossy(),
             m("wall"),
             sim,
@@ -133,7 +140,8 @@ fn main() {
             runs,
             rss,
             pkt,
-            rss - pkt
+            rss - pkt,
+            m("wall") / m("goodput_bytes").max(1.0) * 1e9
         );
     }
 }
