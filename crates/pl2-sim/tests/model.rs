@@ -11,6 +11,7 @@ mod model {
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;
+    mod ndp;
     mod overrides;
     mod pl2;
     mod pl2_features;
