@@ -135,6 +135,9 @@ def summary_table(result: RunResult) -> Table:
         rows.append(("drops: by a switch program, on purpose (frames)", str(causes["program"])))
     if causes.get("fault"):
         rows.append(("drops: injected faults (frames)", str(causes["fault"])))
+    trims = (s.get("counters") or {}).get("trims")
+    if trims:
+        rows.append(("trims: payload cut, header delivered (frames, not drops)", str(trims)))
     lost = (s.get("counters") or {}).get("messages_lost")
     if lost:
         rows.insert(3, ("messages lost (a frame dropped, never resent)", str(lost)))

@@ -55,7 +55,7 @@ fn iteration_summary(col: &Collector) -> Value {
 
 /// The summary of a run. Fails only if the window's spilled latencies cannot be read back.
 /// `drops` counts dropped frames by reason; `drop_causes` groups them: `buffer` (a full
-/// buffer or port: congestion loss), `program` (a switch program's deliberate drop, e.g.
+/// buffer, port or trimming queue FIFO: congestion loss), `program` (a switch program's deliberate drop, e.g.
 /// PL2's rule against unsolicited bursts, which the sender resends), `fault` (injected).
 pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopReason, canonical: &str, hash: &str, seed: u64) -> std::io::Result<Value> {
     let messages = serde_json::to_value(col.window_messages.statistics()?).expect("plain numbers");
@@ -75,7 +75,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
     }
     let by_cause = |rs: &[DropReason]| rs.iter().map(|&r| c.drops[r as usize]).sum::<u64>();
     let drop_causes = json!({
-        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit]),
+        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit, DropReason::QueueLimit]),
         "program": by_cause(&[DropReason::Program]),
         "fault": by_cause(&[DropReason::LinkLoss, DropReason::LinkDown, DropReason::HostDown, DropReason::Injected]),
     });
@@ -84,6 +84,13 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         if q > 0 {
             let (a, b) = port_ends(graph, p as u32);
             maxq.insert(format!("{}->{}", node_name(graph, a), node_name(graph, b)), json!(q));
+        }
+    }
+    let mut trims = Map::new();
+    for (p, n) in sim.port_trims().into_iter().enumerate() {
+        if n > 0 {
+            let (a, b) = port_ends(graph, p as u32);
+            trims.insert(format!("{}->{}", node_name(graph, a), node_name(graph, b)), json!(n));
         }
     }
     let mut summary = json!({
@@ -102,6 +109,8 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
             "packets_delivered": c.packets_delivered,
             "packets_consumed": c.packets_consumed,
             "packets_dropped": c.total_drops(),
+            "trims": c.trims,
+            "headers_returned": c.headers_returned,
             "packets_in_flight": sim.packets_in_flight(),
             "packets_peak": sim.packets_peak(),
             "data_wire_bytes": c.data_wire_bytes,
@@ -117,6 +126,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         "drops": drops,
         "drop_causes": drop_causes,
         "max_queue_bytes": maxq,
+        "trims_by_port": trims,
     });
     // Each module's counters under its name (`null` when the run does not use it).
     let Value::Object(modules) = serde_json::to_value(sim.module_stats()).expect("plain counters") else { unreachable!("counters by module name") };

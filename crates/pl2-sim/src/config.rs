@@ -162,6 +162,117 @@ pub struct SwitchConfig {
     pub ecn: EcnConfig,
     /// ECMP mode. Default per-flow.
     pub ecmp: EcmpMode,
+    /// How each output port queues frames. Default `strict_priority`.
+    // Left out of the canonical form at its default, so scenarios written before the key
+    // existed keep their form and hash; the schema still shows it.
+    #[serde(skip_serializing_if = "QueueDiscipline::is_default")]
+    #[schemars(!skip_serializing_if)]
+    pub queue: QueueDiscipline,
+}
+
+/// How a switch's output ports queue frames (every port of the switch alike; per-switch
+/// overrides choose it per switch).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueDiscipline {
+    /// Eight FIFOs served in strict priority, limited only by the shared buffer. Default.
+    #[default]
+    StrictPriority,
+    /// NDP's trimming queue (htsim's `CompositeQueue`, Broadcom/csg-htsim
+    /// `sim/compositequeue.cpp`): the eight strict-priority FIFOs, each data FIFO limited
+    /// to `data_limit` and the header FIFO (`header_prio`) to `header_limit`. A trimmable
+    /// data frame (flag set by its transport) that finds its FIFO full is cut to its
+    /// header and queued in the header FIFO, or, with probability
+    /// `trim_newest_probability`, is queued and the newest frame of the FIFO is cut
+    /// instead. Other frames over a limit are dropped. A header over the header limit is
+    /// dropped, or returned to its sender (`header_overflow`). The shared buffer still
+    /// applies to whatever is queued.
+    Trimming(TrimmingConfig),
+}
+
+/// A limit on one FIFO: bytes on the wire, or frames (both counting the frame being
+/// serialised, as htsim's queues do).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueLimit {
+    /// `{ bytes = "72000B" }`
+    Bytes(Bytes),
+    /// `{ frames = 8 }`
+    Frames(u32),
+}
+
+/// What a trimming queue does with a header its header FIFO has no room for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum HeaderOverflow {
+    /// Drop it (Broadcom htsim: `_return_to_sender` is false). Default.
+    #[default]
+    Drop,
+    /// Send it back to its source, once (the NDP paper's return-to-sender, §3.2; htsim's
+    /// `bounce()`): the frame's source and destination are swapped and it is flagged
+    /// `RETURNED`. A returned header that overflows again is dropped.
+    ReturnToSender,
+}
+
+/// The trimming queue's settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TrimmingConfig {
+    /// Limit of each data FIFO. htsim's `-q 8` is `{ bytes = "72000B" }` (8 × the 9000 B
+    /// MTU), which holds 7 frames of 9064 B.
+    pub data_limit: QueueLimit,
+    /// Limit of the header FIFO. Default: twice the data limit in bytes (Broadcom htsim,
+    /// `compositequeue.cpp:168,225`; a frame limit counts full frames at the network's MTU).
+    #[serde(default)]
+    pub header_limit: Option<QueueLimit>,
+    /// Priority of the header FIFO, served before the data FIFOs below it. Default 7.
+    #[serde(default = "seven")]
+    pub header_prio: u8,
+    /// Probability that a trimmable frame finding its FIFO full is queued and the newest
+    /// frame of the FIFO trimmed instead (htsim draws ½, `compositequeue.cpp:142`).
+    /// Default 0.5. With an empty FIFO (only the frame on the wire) the arriving frame is
+    /// trimmed.
+    #[serde(default = "half")]
+    pub trim_newest_probability: f64,
+    /// What happens to a header over the header limit. Default `drop`.
+    #[serde(default)]
+    pub header_overflow: HeaderOverflow,
+}
+
+impl QueueDiscipline {
+    fn is_default(&self) -> bool {
+        *self == QueueDiscipline::StrictPriority
+    }
+
+    /// Checks values serde cannot; the error names the field below the discipline's table
+    /// and the fix.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let QueueDiscipline::Trimming(t) = self else { return Ok(()) };
+        let limit = |l: QueueLimit, f: &'static str| match l {
+            QueueLimit::Bytes(b) if b.0 == 0 => Err((f, "0B; a FIFO must hold at least one frame (htsim's -q 8 is { bytes = \"72000B\" })".to_string())),
+            QueueLimit::Frames(0) => Err((f, "0 frames; a FIFO must hold at least one frame (e.g. { frames = 8 })".to_string())),
+            _ => Ok(()),
+        };
+        limit(t.data_limit, "data_limit")?;
+        if let Some(h) = t.header_limit {
+            limit(h, "header_limit")?;
+        }
+        if t.header_prio > 7 {
+            return Err(("header_prio", format!("{}; priorities are 0..=7 (7, the highest, is the default)", t.header_prio)));
+        }
+        let p = t.trim_newest_probability;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(("trim_newest_probability", format!("{p}; a probability from 0 (always trim the arriving frame) to 1 (always the newest queued one); htsim uses 0.5")));
+        }
+        Ok(())
+    }
+}
+
+fn seven() -> u8 {
+    7
+}
+fn half() -> f64 {
+    0.5
 }
 
 impl Default for SwitchConfig {
@@ -175,6 +286,7 @@ impl Default for SwitchConfig {
             port_limit: None,
             ecn: EcnConfig::Off,
             ecmp: EcmpMode::PerFlow,
+            queue: QueueDiscipline::StrictPriority,
         }
     }
 }

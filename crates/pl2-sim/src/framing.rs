@@ -114,6 +114,14 @@ impl Framing {
             LinkLayer::Ppp => self.frame_bytes(l4, payload),
         }
     }
+    /// Wire bytes of a frame of `wire` bytes carrying `payload` once its payload is cut
+    /// (a trimming queue keeps its headers, padded to the 64 B minimum on Ethernet).
+    pub fn trimmed_wire(self, wire: u64, payload: u64) -> u64 {
+        match self.link {
+            LinkLayer::Ethernet => (wire - PREAMBLE_SFD - IFG - payload).max(MIN_FRAME) + PREAMBLE_SFD + IFG,
+            LinkLayer::Ppp => wire - payload,
+        }
+    }
     /// Largest payload a frame can carry under `mtu` (the IP MTU, i.e. the Ethernet
     /// payload limit, 1500 B for standard Ethernet).
     pub fn max_payload(self, l4: L4Headers, mtu: u64) -> u64 {
@@ -134,6 +142,18 @@ mod tests {
         // UDP over IPv4, tagged, 1500 B IP MTU: 1472 B payload in 1542 B on the wire.
         assert_eq!(tagged.max_payload(L4Headers::Udp, 1500), 1472);
         assert_eq!(tagged.wire_bytes(L4Headers::Udp, 1472), 1542);
+    }
+
+    #[test]
+    fn a_trimmed_frame_keeps_its_headers_padded_to_the_minimum() {
+        let tagged = Framing::ethernet(true);
+        // 18 B Ethernet + tag, 28 B IPv4/UDP, 4 B FCS = 50 B of headers, padded to 64.
+        assert_eq!(tagged.trimmed_wire(tagged.wire_bytes(L4Headers::Udp, 8972), 8972), 84);
+        let big = L4Headers::Bytes { bytes: 100 };
+        assert_eq!(tagged.trimmed_wire(tagged.wire_bytes(big, 1000), 1000), 14 + 4 + 100 + 4 + 20);
+        let ppp = Framing { vlan_tag: false, link: LinkLayer::Ppp };
+        // htsim's sizes: 9064 B data frames, 64 B headers.
+        assert_eq!(ppp.trimmed_wire(ppp.wire_bytes(L4Headers::Bytes { bytes: 62 }, 9000), 9000), 64);
     }
 
     #[test]

@@ -22,10 +22,13 @@ pub enum DropReason {
     Injected = 5,
     /// A switch program decided to drop it (e.g. PL2's unsolicited-burst rule).
     Program = 6,
+    /// A trimming queue's FIFO was at its limit and the frame could not be trimmed (it
+    /// was not trimmable, or it was a header over the header limit).
+    QueueLimit = 7,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 7] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::BufferFull,
         DropReason::PortLimit,
         DropReason::LinkLoss,
@@ -33,6 +36,7 @@ impl DropReason {
         DropReason::HostDown,
         DropReason::Injected,
         DropReason::Program,
+        DropReason::QueueLimit,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -43,6 +47,7 @@ impl DropReason {
             DropReason::HostDown => "host_down",
             DropReason::Injected => "injected",
             DropReason::Program => "program",
+            DropReason::QueueLimit => "queue_limit",
         }
     }
 }
@@ -117,7 +122,11 @@ pub struct Counters {
     pub packets_delivered: u64,
     /// Frames absorbed by switch programs (e.g. reservation requests).
     pub packets_consumed: u64,
-    pub drops: [u64; 7],
+    pub drops: [u64; DropReason::ALL.len()],
+    /// Data frames a trimming queue cut to their header (not drops: the header goes on).
+    pub trims: u64,
+    /// Trimmed headers a trimming queue returned to their sender.
+    pub headers_returned: u64,
     /// Wire bytes of control and ACK frames serialised, summed over links.
     pub control_wire_bytes: u64,
     pub data_wire_bytes: u64,
@@ -143,6 +152,10 @@ pub enum TraceEvent {
     Arrive,
     /// Dropped at `node`.
     Drop,
+    /// Cut to its header by a trimming queue at `node` (port: the output port).
+    Trim,
+    /// A trimmed header sent back towards its source by `node`.
+    Return,
 }
 
 impl TraceEvent {
@@ -151,6 +164,8 @@ impl TraceEvent {
             TraceEvent::Tx => "tx",
             TraceEvent::Arrive => "arrive",
             TraceEvent::Drop => "drop",
+            TraceEvent::Trim => "trim",
+            TraceEvent::Return => "return",
         }
     }
 }

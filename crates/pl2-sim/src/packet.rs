@@ -33,9 +33,9 @@ pub enum PktKind {
 
 /// Engine flag bits of [`Packet::flags`]: what the network itself reads or sets.
 ///
-/// Bit 7 is free (PFC's pause frames are the next user; see `docs/architecture.md`). The
-/// trace's `flags` column shows this byte and [`Packet::proto`] OR-ed, so the protocol bits
-/// in use avoid the engine's positions.
+/// Every bit is taken (PFC's pause frames will be a [`PktKind`]). The trace's `flags`
+/// column shows this byte and [`Packet::proto`] OR-ed, so the protocol bits in use avoid
+/// the engine's positions.
 pub mod flags {
     /// Last packet of a hand-over unit (a burst the NIC must send back to back).
     pub const BURST_END: u8 = 1 << 0;
@@ -55,6 +55,10 @@ pub mod flags {
     /// The sending transport wants `Protocol::on_tx_done` when this frame's last bit has
     /// left its host's NIC (PL2 sets it on the last frame of a burst).
     pub const NOTIFY_TX_DONE: u8 = 1 << 6;
+    /// A trimming queue whose header queue was full sent this trimmed header back to its
+    /// source (NDP's return-to-sender): `src` and `dst` are swapped, so it reaches the
+    /// sender's transport, which resends the payload.
+    pub const RETURNED: u8 = 1 << 7;
 }
 
 /// Protocol-private flag bits of [`Packet::proto`]: the engine never reads them; the
@@ -314,6 +318,29 @@ impl PktList {
         let pkt = self.front()?;
         self.head = arena.get(pkt).queue_next;
         Some(pkt)
+    }
+
+    /// The most recently appended packet, if any.
+    #[inline]
+    pub fn back(&self) -> Option<PktId> {
+        (!self.is_empty()).then_some(PktId(self.tail))
+    }
+
+    /// Removes the most recently appended packet. The list is singly linked, so this walks
+    /// it (a trimming queue's rare "trim the newest" branch, on queues a few frames deep).
+    pub fn pop_back(&mut self, arena: &mut PacketArena) -> Option<PktId> {
+        let last = self.back()?;
+        if self.head == last.0 {
+            self.head = NO_PKT;
+            return Some(last);
+        }
+        let mut at = self.head;
+        while arena.get(PktId(at)).queue_next != last.0 {
+            at = arena.get(PktId(at)).queue_next;
+        }
+        arena.get_mut(PktId(at)).queue_next = NO_PKT;
+        self.tail = at;
+        Some(last)
     }
 }
 

@@ -13,6 +13,7 @@ mod model {
     mod md1_queue;
     mod ndp;
     mod overrides;
+    mod paths;
     mod pl2;
     mod pl2_features;
     mod polo;
@@ -22,5 +23,6 @@ mod model {
     mod tcp_handshake;
     mod tcp_pl2;
     mod trace;
+    mod trimming;
     mod unloaded_latency;
 }

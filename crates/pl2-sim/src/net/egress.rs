@@ -1,4 +1,6 @@
-//! A switch output port's eight strict-priority FIFOs of packets.
+//! A switch output port's eight strict-priority FIFOs of packets, with a frame count per
+//! FIFO (for queue limits in frames) and removal of a FIFO's newest frame (for a trimming
+//! queue that trims the newest frame rather than the arriving one; see `sim/trimming.rs`).
 //!
 //! Each FIFO is a [`PktList`] threaded through the packet records it holds, so a dequeue
 //! reads the record it dequeues (which the port is about to serialise anyway) and
@@ -15,6 +17,8 @@ pub struct EgressQueues {
     /// Bit p set ⇔ FIFO p is non-empty.
     nonempty: u8,
     fifos: [PktList; 8],
+    /// Frames waiting in each FIFO (not the one being serialised).
+    lens: [u32; 8],
 }
 
 impl EgressQueues {
@@ -22,7 +26,29 @@ impl EgressQueues {
     #[inline]
     pub fn push(&mut self, prio: usize, pkt: PktId, arena: &mut PacketArena) {
         self.fifos[prio].push_back(pkt, arena);
+        self.lens[prio] += 1;
         self.nonempty |= 1 << prio;
+    }
+
+    /// Frames waiting in FIFO `prio`.
+    #[inline]
+    pub fn len(&self, prio: usize) -> u32 {
+        self.lens[prio]
+    }
+
+    /// The newest frame of FIFO `prio`, if any.
+    pub fn back(&self, prio: usize) -> Option<PktId> {
+        self.fifos[prio].back()
+    }
+
+    /// Removes the newest frame of FIFO `prio`.
+    pub fn pop_back(&mut self, prio: usize, arena: &mut PacketArena) -> Option<PktId> {
+        let pkt = self.fifos[prio].pop_back(arena)?;
+        self.lens[prio] -= 1;
+        if self.fifos[prio].is_empty() {
+            self.nonempty &= !(1 << prio);
+        }
+        Some(pkt)
     }
 
     /// Removes the head of the highest non-empty priority (non-preemptive strict
@@ -35,6 +61,7 @@ impl EgressQueues {
         let prio = 7 - self.nonempty.leading_zeros() as usize;
         let fifo = &mut self.fifos[prio];
         let pkt = fifo.pop_front(arena);
+        self.lens[prio] -= 1;
         if fifo.is_empty() {
             self.nonempty &= !(1 << prio);
         }
@@ -75,5 +102,26 @@ mod tests {
         q.push(5, ids[9], &mut arena);
         assert_eq!(q.pop_highest(&arena), Some(ids[9]));
         assert_eq!(q.pop_highest(&arena), None);
+    }
+
+    #[test]
+    fn the_newest_frame_leaves_from_the_back_and_the_rest_keep_their_order() {
+        let mut arena = PacketArena::default();
+        let ids: Vec<PktId> = (0..4).map(|seq| arena.alloc(Packet { seq, ..Packet::default() })).collect();
+        let mut q = EgressQueues::default();
+        for &id in &ids[..3] {
+            q.push(2, id, &mut arena);
+        }
+        assert_eq!(q.len(2), 3);
+        assert_eq!(q.pop_back(2, &mut arena), Some(ids[2]));
+        q.push(2, ids[3], &mut arena);
+        assert_eq!(q.pop_back(2, &mut arena), Some(ids[3]));
+        assert_eq!(q.pop_back(2, &mut arena), Some(ids[1]));
+        assert_eq!(q.len(2), 1);
+        q.push(2, ids[2], &mut arena);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop_highest(&arena).map(|p| arena.get(p).seq)).collect();
+        assert_eq!(order, vec![0, 2]);
+        assert_eq!(q.pop_back(2, &mut arena), None);
+        assert!(q.is_empty() && q.len(2) == 0);
     }
 }

@@ -4,7 +4,7 @@
 //! fields, every link touching it), `"h5"` (that host's link), `"s0-h5"` (one link).
 //! Later overrides win.
 
-use crate::config::{EcnConfig, SwitchConfig};
+use crate::config::{EcnConfig, QueueDiscipline, SwitchConfig};
 use crate::dist::{deserialize_opt_delay, DelayDist};
 use crate::net::topology::{Graph, LinkSpec};
 use crate::units::{BitsPerSec, Bytes, Duration};
@@ -32,6 +32,8 @@ pub struct Override {
     pub latency: Option<DelayDist>,
     /// Switch cut-through.
     pub cut_through: Option<bool>,
+    /// Switch output-port queue discipline (e.g. trimming at the ToRs only).
+    pub queue: Option<QueueDiscipline>,
     /// Link rate.
     pub rate: Option<BitsPerSec>,
     /// Link propagation delay.
@@ -133,6 +135,9 @@ pub fn apply(overrides: &[Override], base: &SwitchConfig, g: &mut Graph) -> Resu
             }
             if let Some(ct) = o.cut_through {
                 c.cut_through = ct;
+            }
+            if let Some(q) = &o.queue {
+                c.queue = q.clone();
             }
         }
         for l in g.links.iter_mut().filter(|l| matches_link(&sel, l)) {

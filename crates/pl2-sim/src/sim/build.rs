@@ -5,7 +5,8 @@ use super::network::{Host, Owner, Port, Switch};
 use super::spec::{SimSpec, Source};
 use super::trace::Tracer;
 use super::{probes, Simulation};
-use crate::config::NetworkConfig;
+use crate::config::{NetworkConfig, QueueDiscipline};
+use super::trimming::TrimRules;
 use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
 use crate::metrics::{Counters, LazyWindow, Records};
@@ -43,6 +44,7 @@ impl NetworkConfig {
         if !(a.is_finite() && a > 0.0) {
             return Err(invalid("switch.alpha", format!("{a}; α must be a positive number (e.g. 1.0); to turn dynamic thresholds off set dynamic_thresholds = false")));
         }
+        self.switch.queue.check().map_err(|(f, e)| invalid(format!("switch.queue.{f}"), e))?;
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
         }
@@ -84,6 +86,7 @@ impl Simulation {
             if !(c.alpha.is_finite() && c.alpha > 0.0) {
                 return Err(invalid(format!("switch s{i} alpha"), "α must be a positive number"));
             }
+            c.queue.check().map_err(|(f, e)| invalid(format!("switch s{i} queue.{f}"), e))?;
         }
         let n_hosts = graph.hosts;
 
@@ -121,6 +124,7 @@ impl Simulation {
                     loss: 0.0,
                     max_queue: 0,
                     tx_bytes: 0,
+                    trims: 0,
                     window: LazyWindow::default(),
                 });
             }
@@ -146,6 +150,7 @@ impl Simulation {
                 tx_notify: None,
             })
             .collect();
+        let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
         let switches: Vec<Switch> = switch_ports
             .into_iter()
             .zip(switch_cfg)
@@ -153,6 +158,10 @@ impl Simulation {
             .map(|(s, (ps, sc))| Switch {
                 node: n_hosts + s as u32,
                 buffer: SharedBuffer::new(sc.buffer.0, sc.dynamic_thresholds.then_some(sc.alpha), sc.port_limit.map(|b| b.0), ps.len()),
+                trim: match &sc.queue {
+                    QueueDiscipline::StrictPriority => None,
+                    QueueDiscipline::Trimming(t) => Some(TrimRules::new(t, full_frame_wire)),
+                },
                 cfg: sc,
                 program: Default::default(),
                 rng: SimRng::stream(seed, &format!("switch{s}")),

@@ -212,7 +212,8 @@ impl Simulation {
         self.apply_actions(h, p.transport(), acts);
         self.critical = None;
         if p.kind == PktKind::Data {
-            self.settle_frame(p.msg, p.msg_gen, false);
+            // A trimmed frame's payload never arrived.
+            self.settle_frame(p.msg, p.msg_gen, p.has(crate::packet::flags::TRIMMED));
         }
     }
 

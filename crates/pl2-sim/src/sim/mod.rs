@@ -28,6 +28,7 @@ mod run;
 mod spec;
 mod switch;
 mod trace;
+mod trimming;
 
 pub use crate::error::BuildError;
 pub use crate::packet::MAX_TRANSPORTS;
@@ -160,6 +161,10 @@ impl Simulation {
     /// has port 2i at its `a` end and 2i+1 at its `b` end).
     pub fn port_max_queue(&self) -> Vec<u64> {
         self.ports.iter().map(|p| p.max_queue).collect()
+    }
+    /// Frames each egress port's trimming queue cut to their header (global port order).
+    pub fn port_trims(&self) -> Vec<u64> {
+        self.ports.iter().map(|p| p.trims).collect()
     }
     /// Wire bytes serialised by each egress port.
     pub fn port_tx_bytes(&self) -> Vec<u64> {

@@ -43,6 +43,8 @@ pub(crate) struct Port {
     pub loss: f64,
     pub max_queue: u64,
     pub tx_bytes: u64,
+    /// Frames a trimming queue at this port cut to their header.
+    pub trims: u64,
     pub window: LazyWindow,
 }
 
@@ -79,5 +81,7 @@ pub(crate) struct Switch {
     pub path_divisor: u32,
     /// Round-robin spraying's counter.
     pub next_hop_turn: u32,
+    /// Its trimming rules, if its ports trim (`config::QueueDiscipline::Trimming`).
+    pub trim: Option<super::trimming::TrimRules>,
 }
 

@@ -1,14 +1,14 @@
 //! Ports, links and switches: serialisation, the wire and the far node's input pipeline
-//! as one FIFO, output-queued switching with strict priorities, shared-buffer admission,
-//! ECN marking, ECMP, and drops.
+//! as one FIFO, output-queued switching with strict priorities (and trimming, in
+//! `trimming.rs`), shared-buffer admission, ECN marking, ECMP and spraying, and drops.
 
-use super::network::Owner;
+use super::network::{Owner, Switch};
 use super::Simulation;
 use crate::config::{EcmpMode, EcnConfig};
 use crate::engine::Ev;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
 use crate::net::program::{ProgramIo, Verdict};
-use crate::packet::{flags, PktId, PktKind};
+use crate::packet::{flags, Packet, PktId, PktKind};
 use crate::transport::Protocol;
 use crate::units::SimTime;
 
@@ -93,7 +93,7 @@ impl Simulation {
         p.cur_wire = wire;
         p.cur_prio = pk.prio();
         p.cur_ingress = ingress;
-        p.cur_data = pk.kind == PktKind::Data;
+        p.cur_data = pk.kind == PktKind::Data && !pk.has(flags::TRIMMED);
         let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host, p.pipe_last);
         self.events.push(now + ser, Ev::PortFree(port));
 
@@ -109,25 +109,8 @@ impl Simulation {
             (host.rx_cpu_free, last)
         } else {
             let s = peer - self.graph.hosts;
-            let hops = self.routes.next_hops(s, pk.dst);
             let sw = &mut self.switches[s as usize];
-            let out = match hops.len() {
-                0 => u32::MAX,
-                1 => hops[0],
-                n => {
-                    let mode = self.path_modes[pk.transport() as usize].unwrap_or(sw.cfg.ecmp);
-                    let i = match mode {
-                        EcmpMode::PerFlow => reduce(ecmp_hash(sw.ecmp_seed, pk.src, pk.dst, pk.flow), n),
-                        EcmpMode::PerPacket => sw.rng.below(n as u64),
-                        EcmpMode::RoundRobin => {
-                            sw.next_hop_turn = sw.next_hop_turn.wrapping_add(1);
-                            u64::from(sw.next_hop_turn) % n as u64
-                        }
-                        EcmpMode::Source => u64::from(pk.flow / sw.path_divisor) % n as u64,
-                    };
-                    hops[i as usize]
-                }
-            };
+            let out = choose_hop(self.routes.next_hops(s, pk.dst), self.path_modes[pk.transport() as usize], sw, pk);
             pk.next_port = out;
             let cut = sw.cfg.cut_through && out != u32::MAX && self.ports[out as usize].rate <= rate;
             let base = if cut { first } else { last };
@@ -269,9 +252,25 @@ impl Simulation {
         self.enqueue_at_switch(index, out, pkt, ingress, true);
     }
 
-    /// Puts a frame in an output queue of switch `index`, after buffer admission unless
-    /// `admit` is false (frames the switch generates).
-    fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
+    /// The egress port switch `index` forwards `pkt` on now (`u32::MAX`: no route).
+    pub(super) fn next_hop(&mut self, index: u32, pkt: PktId) -> u32 {
+        let pk = self.arena.get(pkt);
+        let mode = self.path_modes[pk.transport() as usize];
+        choose_hop(self.routes.next_hops(index, pk.dst), mode, &mut self.switches[index as usize], pk)
+    }
+
+    /// Puts a frame in an output queue of switch `index`, after the port's queue
+    /// discipline and buffer admission unless `admit` is false (frames the switch
+    /// generates).
+    pub(super) fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
+        if admit && self.switches[index as usize].trim.is_some() && !self.trim_admit(index, out, pkt, ingress) {
+            return;
+        }
+        self.place(index, out, pkt, ingress, admit);
+    }
+
+    /// Buffer admission (if `admit`), ECN marking at enqueue, and the frame joins its FIFO.
+    pub(super) fn place(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
         let pk = self.arena.get(pkt);
         let (prio, wire) = (pk.prio() as usize, pk.wire as u64);
         let Owner::Switch { local: egress, .. } = self.ports[out as usize].owner else { unreachable!() };
@@ -374,6 +373,29 @@ impl Simulation {
         self.arena.free(pkt);
         if data {
             self.settle_frame(slot, gen, true);
+        }
+    }
+}
+
+/// The egress port switch `sw` forwards `pk` on, among the equal-cost `hops` towards its
+/// destination, by the sending transport's path mode (`mode`) or else the switch's ECMP
+/// setting; `u32::MAX` if there is none.
+#[inline]
+fn choose_hop(hops: &[u32], mode: Option<EcmpMode>, sw: &mut Switch, pk: &Packet) -> u32 {
+    match hops.len() {
+        0 => u32::MAX,
+        1 => hops[0],
+        n => {
+            let i = match mode.unwrap_or(sw.cfg.ecmp) {
+                EcmpMode::PerFlow => reduce(ecmp_hash(sw.ecmp_seed, pk.src, pk.dst, pk.flow), n),
+                EcmpMode::PerPacket => sw.rng.below(n as u64),
+                EcmpMode::RoundRobin => {
+                    sw.next_hop_turn = sw.next_hop_turn.wrapping_add(1);
+                    u64::from(sw.next_hop_turn) % n as u64
+                }
+                EcmpMode::Source => u64::from(pk.flow / sw.path_divisor) % n as u64,
+            };
+            hops[i as usize]
         }
     }
 }

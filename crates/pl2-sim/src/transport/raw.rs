@@ -23,6 +23,14 @@ pub struct RawConfig {
     pub headers: RawHeaders,
     /// 802.1Q priority of data frames. Default 0.
     pub priority: u8,
+    /// Let a trimming queue cut data frames to their headers instead of dropping them
+    /// (`flags::TRIMMABLE`). Raw Ethernet never resends, so the receiver counts a trimmed
+    /// frame as lost; it exists to study trimming queues without a protocol's reaction.
+    /// Default false.
+    // Left out of the canonical form at its default (scenario hashes stay as they were).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub trimmable: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
@@ -35,7 +43,7 @@ pub enum RawHeaders {
 
 impl Default for RawConfig {
     fn default() -> Self {
-        RawConfig { headers: RawHeaders::None, priority: 0 }
+        RawConfig { headers: RawHeaders::None, priority: 0, trimmable: false }
     }
 }
 
@@ -80,6 +88,8 @@ struct ThreadTx {
 pub struct RawHost {
     l4: L4Headers,
     prio: u8,
+    /// Engine flags of every data frame.
+    flags: u8,
     max_payload: u64,
     ring: u32,
     threads: Vec<ThreadTx>,
@@ -96,6 +106,7 @@ impl RawHost {
         RawHost {
             l4: cfg.l4(),
             prio: cfg.priority,
+            flags: if cfg.trimmable { flags::BURST_END | flags::TRIMMABLE } else { flags::BURST_END },
             max_payload,
             ring: ring.max(1),
             threads: vec![ThreadTx::default(); threads as usize],
@@ -119,7 +130,7 @@ impl RawHost {
                 flow: m.id as u32,
                 seq: (t.next_offset / self.max_payload) as u32,
                 thread,
-                flags: flags::BURST_END,
+                flags: self.flags,
                 proto: 0,
                 aux: m.size,
             });

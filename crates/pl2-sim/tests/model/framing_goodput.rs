@@ -16,7 +16,7 @@ fn completion_framed(frames: u64, framing: Framing, headers: RawHeaders) -> u64 
     net.framing = framing;
     let payload = if headers == RawHeaders::Udp { 1472 } else { 1500 };
     let mut s = spec(net, vec![list(vec![msg(0, 0, 1, frames * payload)])]);
-    s.transport = TransportConfig::Raw(RawConfig { headers, priority: 0 });
+    s.transport = TransportConfig::Raw(RawConfig { headers, ..Default::default() });
     let mut sim = run(s, SimTime(u64::MAX / 2));
     sim.finish();
     let recs = sim.drain_records().messages;

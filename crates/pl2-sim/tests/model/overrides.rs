@@ -20,6 +20,7 @@ fn ov(select: &str) -> Override {
         ecn: None,
         latency: None,
         cut_through: None,
+        queue: None,
         rate: None,
         delay: None,
     }

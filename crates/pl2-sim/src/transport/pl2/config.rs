@@ -182,7 +182,7 @@ pub enum Pl2Timeslot {
 impl Pl2Config {
     /// Headers of data frames.
     pub fn l4(&self) -> crate::framing::L4Headers {
-        crate::transport::raw::RawConfig { headers: self.headers, priority: 0 }.l4()
+        crate::transport::raw::RawConfig { headers: self.headers, ..Default::default() }.l4()
     }
 
     /// Checks ranges; the message names the fix.
