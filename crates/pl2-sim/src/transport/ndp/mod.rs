@@ -12,8 +12,11 @@
 //! - §3.2 The receiver ACKs every data packet, NACKs every header, and paces PULLs so
 //!   that the senders together fill its link and no more ([`receiver`], [`pacer`]); a
 //!   PULL lets its sender send one packet, a NACKed one first.
-//! - Loss of a header (a header queue overflowing) is recovered by the sender's timeout
-//!   ([`sender`], htsim's `RESEND_ON_TIMEOUT`); return-to-sender is not modelled.
+//! - §3.2 A header that overflows a header queue is returned to its sender if the switch
+//!   is set to (`header_overflow = "return_to_sender"`); the sender queues its resend and
+//!   sends it at once only when no pull is coming or the path looks bad (htsim
+//!   `processRTS` with `SWALLOW`). A header that is dropped is recovered by the sender's
+//!   timeout (htsim's `RESEND_ON_TIMEOUT`).
 //!
 //! Identity and paths: with source-chosen paths (`paths = "permute"` or `"random"`, the
 //! default) the frame's `flow` field carries the path number the switches decode, so a
@@ -55,9 +58,13 @@ pub struct NdpStats {
     pub messages_received: u64,
     /// New data packets sent (first transmissions).
     pub data_sent: u64,
-    /// Data packets resent on a pull after a NACK / by the timeout.
+    /// Data packets resent on a pull (after a NACK or a returned header) / by the timeout
+    /// / at once on a returned header.
     pub retransmissions_pulled: u64,
     pub retransmissions_rto: u64,
+    pub retransmissions_returned: u64,
+    /// Returned headers senders got.
+    pub headers_returned: u64,
     /// Timeouts that expired (each resends every overdue packet, possibly none).
     pub timeouts: u64,
     /// ACKs and NACKs receivers sent (after a delivery too).
@@ -94,6 +101,8 @@ impl NdpStats {
             data_sent,
             retransmissions_pulled,
             retransmissions_rto,
+            retransmissions_returned,
+            headers_returned,
             timeouts,
             acks_sent,
             nacks_sent,
@@ -114,6 +123,8 @@ impl NdpStats {
         self.data_sent += data_sent;
         self.retransmissions_pulled += retransmissions_pulled;
         self.retransmissions_rto += retransmissions_rto;
+        self.retransmissions_returned += retransmissions_returned;
+        self.headers_returned += headers_returned;
         self.timeouts += timeouts;
         self.acks_sent += acks_sent;
         self.nacks_sent += nacks_sent;
@@ -235,6 +246,7 @@ impl Protocol for NdpHost {
         match wire::decode(pkt) {
             Frame::Data(d) => self.receiver.on_data(now, ctx, pkt.src, pkt.flow, &d, false, u64::from(pkt.payload), st, out),
             Frame::Header(d) => self.receiver.on_data(now, ctx, pkt.src, pkt.flow, &d, true, 0, st, out),
+            Frame::Returned(d) => self.sender.on_returned(now, ctx, &d, st, out),
             Frame::Ctl(c) => self.sender.on_ctl(now, ctx, &c, st, out),
         }
     }

@@ -26,6 +26,12 @@
 //!   leaves (`on_tx_done`, minus the frame's wire time at the host rate). On expiry every
 //!   packet with clock + RTO ≤ now is resent at once, in sequence order, on the path at
 //!   the current slot (then the slot advances), and leaves the outstanding set.
+//! - Returned header (`processRTS`, `:454-498`, with `SWALLOW`): the packet leaves the
+//!   outstanding set and joins the resend queue; it is resent at once only if no pull is
+//!   expected and at most one initial-window packet is unanswered, or the last 12
+//!   feedbacks (ACK, NACK, return) hold at least 25 % ACKs (`is_bad_path`, `:414-451`);
+//!   otherwise it waits for a pull. The path-avoidance bookkeeping of htsim's
+//!   `PULL_BASED` strategy is not modelled.
 
 use super::paths::Paths;
 use super::rtt::RttEstimate;
@@ -42,6 +48,17 @@ use std::collections::BinaryHeap;
 
 /// A packet's clock value when it is not outstanding.
 const NOT_OUT: u64 = u64::MAX;
+/// htsim's `HIST_LEN`: feedbacks `is_bad_path` looks at.
+const HISTORY: usize = 12;
+
+/// One feedback in a flow's history (htsim `FeedbackType`).
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Feedback {
+    Unknown,
+    Ack,
+    Nack,
+    Returned,
+}
 
 #[derive(Copy, Clone)]
 struct PktState {
@@ -73,6 +90,37 @@ struct Flow {
     /// htsim's `_rtx_timeout` (`None`: unset).
     timeout: Option<SimTime>,
     paths: Paths,
+    /// htsim `_pull_window`: +1 per ACK or NACK, −1 per PULL or pull-carrying ACK.
+    pull_window: i64,
+    /// htsim `_first_window_count`: +1 per initial-window packet, −1 per ACK, NACK or
+    /// returned header.
+    first_window: i64,
+    /// The last feedbacks, a ring (htsim `_feedback_history`).
+    history: [Feedback; HISTORY],
+    history_at: usize,
+}
+
+impl Flow {
+    fn feedback(&mut self, f: Feedback) {
+        self.history[self.history_at] = f;
+        self.history_at = (self.history_at + 1) % HISTORY;
+    }
+
+    /// htsim `is_bad_path`: at least 25 % ACKs among the recent feedbacks means the
+    /// network is not congested as a whole, so the returned header met one bad path.
+    fn bad_path(&self) -> bool {
+        let count = |k: Feedback| self.history.iter().filter(|&&f| f == k).count();
+        let acks = count(Feedback::Ack);
+        let total = acks + count(Feedback::Nack) + count(Feedback::Returned);
+        acks > 0 && total / acks <= 3
+    }
+}
+
+/// Why a packet is resent.
+#[derive(Copy, Clone)]
+enum Why {
+    Pull,
+    Returned,
 }
 
 pub(super) struct Sender {
@@ -114,22 +162,30 @@ impl Sender {
             est: RttEstimate::new(ctx.cfg.rto_initial, ctx.cfg.rto_min),
             timeout: None,
             paths: Paths::new(ctx.cfg.paths, ctx.paths, m.id as u32, &mut self.rng_paths),
+            pull_window: 0,
+            first_window: 0,
+            history: [Feedback::Unknown; HISTORY],
+            history_at: 0,
         };
         let idx = self.flows.insert(f);
         self.index.insert(Msg { slot: m.slot, gen: m.gen }, idx);
         st.messages_sent += 1;
         out.released.push(m.thread);
         for _ in 0..ctx.cfg.initial_window.min(n_pkts) {
-            self.send_one(now, ctx, idx, st, out);
+            self.send_one(now, ctx, idx, Why::Pull, st, out);
+            self.flows.get_mut(idx).expect("live flow").first_window += 1;
         }
     }
 
     /// htsim's `send_packet`: one resend or one new packet; false if nothing to send.
-    fn send_one(&mut self, now: SimTime, ctx: &Ctx, idx: u32, st: &mut NdpStats, out: &mut Actions) -> bool {
+    fn send_one(&mut self, now: SimTime, ctx: &Ctx, idx: u32, why: Why, st: &mut NdpStats, out: &mut Actions) -> bool {
         let f = self.flows.get_mut(idx).expect("live flow");
         let (seq, resent) = if let Some(Reverse(seq)) = f.rtx.pop() {
             f.pkts[seq as usize].queued = false;
-            st.retransmissions_pulled += 1;
+            match why {
+                Why::Pull => st.retransmissions_pulled += 1,
+                Why::Returned => st.retransmissions_returned += 1,
+            }
             (seq, true)
         } else if f.next < f.n_pkts {
             f.next += 1;
@@ -157,7 +213,7 @@ impl Sender {
         let f = self.flows.get_mut(idx).expect("live flow");
         f.max_pull = f.max_pull.max(u64::from(pull_no));
         while self.flows.get(idx).is_some_and(|f| f.last_pull < f.max_pull) {
-            if !self.send_one(now, ctx, idx, st, out) {
+            if !self.send_one(now, ctx, idx, Why::Pull, st, out) {
                 break;
             }
             self.flows.get_mut(idx).expect("live flow").last_pull += 1;
@@ -182,6 +238,9 @@ impl Sender {
         }
         match c.kind {
             CtlKind::Ack => {
+                f.pull_window += 1 - i64::from(c.pull);
+                f.first_window -= 1;
+                f.feedback(Feedback::Ack);
                 let p = &mut f.pkts[c.index as usize];
                 let sample = (p.tag == c.tag).then(|| now.0 - p.sent.0);
                 p.clock = NOT_OUT;
@@ -197,6 +256,9 @@ impl Sender {
                 }
             }
             CtlKind::Nack => {
+                f.pull_window += 1;
+                f.first_window -= 1;
+                f.feedback(Feedback::Nack);
                 let p = &mut f.pkts[c.index as usize];
                 p.clock = NOT_OUT;
                 if !p.queued {
@@ -210,7 +272,28 @@ impl Sender {
                     self.pull(now, ctx, idx, pull_no, st, out);
                 }
             }
-            CtlKind::Pull => self.pull(now, ctx, idx, c.pull_no, st, out),
+            CtlKind::Pull => {
+                f.pull_window -= 1;
+                self.pull(now, ctx, idx, c.pull_no, st, out);
+            }
+        }
+    }
+
+    /// A trimming queue returned the header of one of this host's packets.
+    pub fn on_returned(&mut self, now: SimTime, ctx: &Ctx, d: &DataHdr, st: &mut NdpStats, out: &mut Actions) {
+        st.headers_returned += 1;
+        let Some(&idx) = self.index.get(&d.msg) else { return };
+        let f = self.flows.get_mut(idx).expect("indexed flow is live");
+        let Some(p) = f.pkts.get_mut(d.index as usize) else { return };
+        p.clock = NOT_OUT;
+        if !p.queued {
+            p.queued = true;
+            f.rtx.push(Reverse(d.index));
+        }
+        f.first_window -= 1;
+        f.feedback(Feedback::Returned);
+        if (f.pull_window == 0 && f.first_window <= 1) || f.bad_path() {
+            self.send_one(now, ctx, idx, Why::Returned, st, out);
         }
     }
 

@@ -286,3 +286,29 @@ fn new_packets_spray_a_fresh_permutation_of_every_path() {
     h.on_message(t(0), &message(3 * 9000), &mut out);
     assert!(out.sends.iter().all(|s| s.flow == 77));
 }
+
+/// A returned header of packet `i` of message `M` (at its sender, host 0).
+fn returned(i: u32) -> Packet {
+    let mut p = data_in(i, true);
+    p.flags |= crate::packet::flags::RETURNED;
+    std::mem::swap(&mut p.src, &mut p.dst);
+    p
+}
+
+#[test]
+fn a_returned_header_waits_for_a_pull_unless_none_is_coming_or_the_path_looks_bad() {
+    let mut h = host_with(htsim(3), 0, 1);
+    h.on_message(t(0), &message(3 * 9000), &mut Actions::default());
+    // Two initial-window packets still unanswered after this return (3 − 1 = 2 > 1) and
+    // no ACK in the history: swallowed, queued for a pull.
+    assert!(data(&feed(&mut h, 10, &returned(1))).is_empty());
+    // An ACK without a pull: one pull now expected, one window packet unanswered.
+    feed(&mut h, 20, &ctl(CtlKind::Ack, 0, 0, 1, false));
+    // Packet 2 returned: a pull is expected, but the history (return, ACK, return) is 1/3
+    // ACKs ≥ 25 %: a bad path, resend at once: the lowest queued, packet 1.
+    assert_eq!(data(&feed(&mut h, 30, &returned(2))), vec![(1, true)]);
+    // The next PULL takes packet 2.
+    assert_eq!(data(&feed(&mut h, 40, &ctl(CtlKind::Pull, 0, 1, 1, true))), vec![(2, true)]);
+    let st = h.stats();
+    assert_eq!((st.headers_returned, st.retransmissions_returned, st.retransmissions_pulled), (2, 1, 1), "{st:?}");
+}

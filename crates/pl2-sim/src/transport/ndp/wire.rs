@@ -4,6 +4,7 @@
 //! |-------|-------------|--------|
 //! | data | `Data` / `data_priority`, `TRIMMABLE` | `msg`/`msg_gen` = message slot/generation; `seq` = packet index; `flow` = path number (`paths = permute/random`) or message id (switch-chosen paths); `aux` bits 0-47 = message size, bits 48-55 = message priority; `proto` bits 0-2 = transmission tag, `RETX` on a resend; `NOTIFY_TX_DONE` (the RTO clock starts when the frame starts to serialise) |
 //! | header | as data, with the engine's `TRIMMED`, payload 0 | a data frame a switch trimmed: every field as sent |
+//! | returned header | as header, with the engine's `RETURNED` | a header a full header queue sent back: `src`/`dst` swapped by the switch, so it reaches the sender |
 //! | ACK | `Ack` / `control_priority` | `seq` = the data packet's index; `aux` bits 0-31 = pull number, 32-63 = cumulative ack (packets received in order); `proto` bits 0-2 = the data's tag (echoed), bit 6 = pull |
 //! | NACK | `Ack` / `control_priority`, `proto` bit 5 | as ACK, for a header |
 //! | PULL | `Control` / `control_priority` | as the ACK or NACK it was queued for: its `seq`, pull number, cumulative ack and `flow` |
@@ -82,6 +83,8 @@ pub enum Frame {
     Data(DataHdr),
     /// A data frame cut to its header by a trimming queue.
     Header(DataHdr),
+    /// A header a trimming queue returned to its sender (return-to-sender).
+    Returned(DataHdr),
     Ctl(CtlHdr),
 }
 
@@ -156,7 +159,9 @@ pub fn decode(p: &Packet) -> Frame {
                 tag,
                 resent: p.has_proto(proto::RETX),
             };
-            if p.has(flags::TRIMMED) {
+            if p.has(flags::RETURNED) {
+                Frame::Returned(d)
+            } else if p.has(flags::TRIMMED) {
                 Frame::Header(d)
             } else {
                 Frame::Data(d)
@@ -202,6 +207,8 @@ mod tests {
         // What a trimming queue leaves: the same fields, no payload, the TRIMMED flag.
         let h = Packet { payload: 0, flags: p.flags | flags::TRIMMED, ..p };
         assert_eq!(decode(&h), Frame::Header(d));
+        let r = Packet { flags: h.flags | flags::RETURNED, ..h };
+        assert_eq!(decode(&r), Frame::Returned(d));
         for kind in [CtlKind::Ack, CtlKind::Nack, CtlKind::Pull] {
             for pull in [false, true] {
                 let c = CtlHdr { kind, msg: M, index: 7, pull_no: u32::MAX, cum: u32::MAX - 1, pull: pull || kind == CtlKind::Pull, tag: 3 };
