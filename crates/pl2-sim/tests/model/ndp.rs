@@ -1,11 +1,13 @@
 //! NDP: hand-worked timelines on an idle k = 4 fat tree set up as htsim's (10 Gb/s, 1 µs
 //! links, store-and-forward, no switch latency, PPP framing with 64 B headers: 9064 B
-//! data frames, 64 B control frames), exact to the picosecond; a lost packet recovered by
-//! the timeout; an incast that overflows switch buffers and still delivers every byte
-//! once; determinism and the effect of the seed on path choice.
+//! data frames, 64 B control frames), exact to the picosecond; a trimmed packet recovered
+//! through NACK and PULL, exact to the picosecond; a lost packet recovered by the
+//! timeout; incasts into trimming queues (headers dropped or returned) and into drop-tail
+//! buffers, every byte delivered once; determinism and the effect of the seed on path
+//! choice.
 
 use super::common::*;
-use pl2_sim::config::{NetworkConfig, TopologyConfig};
+use pl2_sim::config::{CustomLink, HeaderOverflow, NetworkConfig, QueueDiscipline, QueueLimit, TopologyConfig, TrimmingConfig};
 use pl2_sim::dist::DelayDist;
 use pl2_sim::framing::{Framing, LinkLayer};
 use pl2_sim::metrics::{Records, TraceEvent};
@@ -261,3 +263,93 @@ fn invalid_configuration_is_rejected_with_its_field() {
     }
 }
 
+
+/// A trimming queue on every switch port (htsim's `CompositeQueue`): `data` per data FIFO,
+/// headers at priority 7.
+fn trimming(data: QueueLimit, header: Option<QueueLimit>, trim_newest: f64, overflow: HeaderOverflow) -> QueueDiscipline {
+    QueueDiscipline::Trimming(TrimmingConfig { data_limit: data, header_limit: header, header_prio: 7, trim_newest_probability: trim_newest, header_overflow: overflow })
+}
+
+#[test]
+fn a_trimmed_packet_is_nacked_and_resent_on_the_next_pull() {
+    // h0 —10G— s0 —4G— s1 —10G— h1, 1 µs links, every data FIFO 2 frames (counting the
+    // one on the wire), the arriving frame always the one trimmed. Message of 4 packets,
+    // IW 3. With S = 7,251,200 (a data frame at 10G), S4 = 2.5 S = 18,128,000 (at 4G),
+    // C = 51,200 and C4 = 128,000 (a control frame at 10G, 4G), d = 1 µs:
+    // - p0, p1, p2 reach s0 at S + d, 2S + d, 3S + d. p0 is on the 4G wire until
+    //   3.5 S + d, p1 waits, p2 finds 2 frames: trimmed. Its header goes next (priority),
+    //   then p1.
+    // - p0 reaches h1 at R0 = 4.5 S + 3d: the pacer is idle, its ACK carries pull 1. The
+    //   header follows C later: NACK, its PULL queued for R0 + D (D = 7,324,444, one data
+    //   frame at 10G / 0.99).
+    // - ACK 0 reaches h0 at A0 = R0 + 2C + C4 + 3d: pull 1 sends the new p3, which holds
+    //   the 4G link from A0 + S + d for S4. The NACK arrives with no credit left: p2 waits.
+    // - PULL 2 reaches h0 at R0 + D + 2C + C4 + 3d = A0 + D: p2 goes, reaches s0 while p3
+    //   is still on the 4G link (D < S4), waits behind it (2 frames: no trim), follows it
+    //   onto the 4G link, then s1 → h1: done at A0 + S + d + 2 S4 + d + S + d.
+    let mut net = NetworkConfig::default();
+    let link = |a: &str, b: &str, g: u64| CustomLink { a: a.into(), b: b.into(), rate: Some(BitsPerSec::gbps(g)), delay: Some(Duration::from_us(1)) };
+    net.topology = TopologyConfig::Custom { hosts: 2, switches: 2, links: vec![link("h0", "s0", 10), link("s0", "s1", 4), link("s1", "h1", 10)] };
+    net.link.rate = BitsPerSec::gbps(10);
+    net.switch.latency = DelayDist::Const { value: Duration::ZERO };
+    net.switch.cut_through = false;
+    net.switch.queue = trimming(QueueLimit::Frames(2), None, 0.0, HeaderOverflow::Drop);
+    net.framing = Framing { vlan_tag: false, link: LinkLayer::Ppp };
+    net.mtu = Bytes(9062);
+    let (sim, recs, st) = run_ndp(ndp(net, vec![msg(0, 0, 1, 4 * 9000)], htsim(3)));
+    all_delivered_once(&recs, 1);
+    let (s4, c4) = (18_128_000, 128_000);
+    let a0 = 4 * SER + SER / 2 + 3 * US + 2 * CTRL + c4 + 3 * US;
+    assert_eq!(took(&recs, 0), a0 + SER + US + 2 * s4 + US + SER + US);
+    assert_eq!(took(&recs, 0), 92_619_200);
+    assert_eq!((sim.counters().trims, sim.counters().total_drops()), (1, 0));
+    assert_eq!((st.trimmed_received, st.nacks_sent, st.nacks_received, st.retransmissions_pulled), (1, 1, 1, 1), "{st:?}");
+    // Pulls: ACKs 0, 1, 3 and the final ACK 2 find the pacer idle a drain after the last
+    // pull and carry theirs; the NACK's is the one PULL frame. The sender used pulls 1
+    // and 2 and held 3 and 4 (the final ACK's pull 5 is never read).
+    assert_eq!((st.pulls_piggybacked, st.pulls_sent, st.pull_credit_unused, st.data_sent), (4, 1, 2, 4), "{st:?}");
+}
+
+fn trimming_incast(senders: u32, queue: QueueDiscipline, cfg: NdpConfig) -> (Simulation, Records, NdpStats) {
+    let mut net = fat_tree();
+    net.switch.queue = queue;
+    let msgs = (16 - senders..16).map(|s| msg(0, s, 0, SIZE)).collect();
+    run_ndp(ndp(net, msgs, cfg))
+}
+
+#[test]
+fn an_incast_into_htsims_trimming_queues_delivers_every_byte_once() {
+    // htsim's -q 8: 72000 B data FIFOs (7 frames of 9064 B), headers up to 144000 B.
+    // 12 senders in pods 1-3 (every path crosses the core) start 23 packets each at once.
+    let q8 = trimming(QueueLimit::Bytes(Bytes(72_000)), None, 0.5, HeaderOverflow::Drop);
+    let (sim, recs, st) = trimming_incast(12, q8, htsim(23));
+    all_delivered_once(&recs, 12);
+    let c = sim.counters();
+    assert!(c.trims > 100, "12 × 23 packets into a 7-frame FIFO: {c:?}");
+    assert_eq!(c.total_drops(), 0, "144000 B of header queue holds every header");
+    // Every trimmed header reached the receiver and was NACKed; every NACK brought a resend
+    // on a pull (no timeout: nothing was lost), and the receiver saw each packet once.
+    assert_eq!((st.trimmed_received, st.nacks_sent), (c.trims, c.trims), "{st:?}");
+    assert_eq!((st.retransmissions_pulled, st.retransmissions_rto, st.timeouts), (c.trims, 0, 0), "{st:?}");
+    assert_eq!((st.data_sent, st.duplicates, st.acks_sent), (12 * 30, 0, 12 * 30), "{st:?}");
+    // Every data packet and header pulled once: carried, sent or flushed.
+    assert_eq!(st.pulls_piggybacked + st.pulls_sent + st.pulls_flushed, st.acks_sent + st.nacks_sent);
+    // The receiver's link carries 360 data frames and the headers: nothing finishes before.
+    let last = recs.messages.iter().map(|m| m.finish.unwrap().0).max().unwrap();
+    assert!(last >= 360 * SER, "{last}");
+}
+
+#[test]
+fn headers_over_a_full_header_queue_are_recovered_by_return_to_sender_or_the_timeout() {
+    // A header FIFO of 256 B (4 headers of 64 B) and 1-frame data FIFOs: the initial
+    // windows of 15 senders overflow it on the way to the receiver. Timed-out resends may
+    // time out again (`rto_rearm`), since a resend can meet a full queue too.
+    let tiny = |overflow| trimming(QueueLimit::Frames(1), Some(QueueLimit::Bytes(Bytes(4 * 64))), 0.5, overflow);
+    let (sim, recs, st) = trimming_incast(15, tiny(HeaderOverflow::ReturnToSender), NdpConfig { rto_rearm: true, ..htsim(23) });
+    all_delivered_once(&recs, 15);
+    assert!(sim.counters().headers_returned > 0 && st.headers_returned == sim.counters().headers_returned, "{st:?}");
+    assert!(st.retransmissions_returned + st.retransmissions_pulled > 0, "{st:?}");
+    let (sim, recs, st) = trimming_incast(15, tiny(HeaderOverflow::Drop), NdpConfig { rto_rearm: true, ..htsim(23) });
+    all_delivered_once(&recs, 15);
+    assert!(sim.counters().total_drops() > 0 && st.retransmissions_rto > 0, "{st:?}");
+}
