@@ -16,13 +16,13 @@ pub struct NdpConfig {
     /// data at 0; `rto_min` 1 ms; `initial_window` 12). Default: none.
     pub preset: Option<NdpPreset>,
     /// Bytes of L3 + L4 header on every NDP frame (a control frame is this header alone).
-    /// Default 28 (IPv4 + UDP: no NDP header size is documented for the paper's
-    /// prototype). htsim counts 64 B for every header (`ndppacket.h:55,105`): with the PPP
-    /// link layer (2 B) that is `header_bytes = 62`.
+    /// Default 28 (IPv4 + UDP; we found no documented size for NDP's own header). htsim
+    /// counts 64 B for every header (`ndppacket.h:55,105`): with the PPP link layer (2 B)
+    /// that is `header_bytes = 62`.
     pub header_bytes: u16,
     /// Packets a message sends at once when it starts, handed to the NIC together with no
-    /// pacing (htsim `startflow`, `ndp.cpp:270-325`). Preset. Default 23 (NDP paper §6,
-    /// incast experiments); `polo`: 12.
+    /// pacing (htsim `startflow`, `ndp.cpp:270-325`). Preset. Default 23, the largest
+    /// window of the NDP paper's incast runs (1, 10 and 23; notes §5.4); `polo`: 12.
     pub initial_window: Option<u32>,
     /// 802.1Q priority of data frames, first transmissions and retransmissions alike
     /// (htsim: both LO at the host, `ndppacket.h:98-104`). Default 0. A trimmed header is
