@@ -31,14 +31,16 @@ const SIZE: u64 = 270_000;
 
 /// A k = 4 fat tree (16 hosts, 4 per pod) as htsim's `FatTreeTopology`.
 fn fat_tree() -> NetworkConfig {
-    let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::FatTree { k: 4 };
+    let mut net = NetworkConfig {
+        topology: TopologyConfig::FatTree { k: 4 },
+        framing: Framing { vlan_tag: false, link: LinkLayer::Ppp },
+        mtu: Bytes(9062),
+        ..NetworkConfig::default()
+    };
     net.link.rate = BitsPerSec::gbps(10);
     net.link.delay = Duration::from_us(1);
     net.switch.latency = DelayDist::Const { value: Duration::ZERO };
     net.switch.cut_through = false;
-    net.framing = Framing { vlan_tag: false, link: LinkLayer::Ppp };
-    net.mtu = Bytes(9062);
     net
 }
 

@@ -242,7 +242,7 @@ impl Sender {
                 f.first_window -= 1;
                 f.feedback(Feedback::Ack);
                 let p = &mut f.pkts[c.index as usize];
-                let sample = (p.tag == c.tag).then(|| now.0 - p.sent.0);
+                let sample = (p.tag == c.tag).then(|| now.0.saturating_sub(p.sent.0));
                 p.clock = NOT_OUT;
                 f.est.on_ack(sample, &mut self.rng_rto);
                 if c.cum >= f.n_pkts {
