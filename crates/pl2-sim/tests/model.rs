@@ -11,6 +11,7 @@ mod model {
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;
+    mod ndp;
     mod overrides;
     mod paths;
     mod pl2;
