@@ -62,9 +62,12 @@ pub mod flags {
 }
 
 /// Protocol-private flag bits of [`Packet::proto`]: the engine never reads them; the
-/// transport that sent the frame and the switch programs that serve it do. A bit keeps one
-/// meaning across protocols (TCP over PL2 carries PL2's bits on TCP segments, and the PL2
-/// program reads them on every transport's frames). Free: bits 0, 1, 2, 5 and 6.
+/// transport that sent the frame and the switch programs that serve it do. The bits
+/// below keep one meaning across protocols (TCP over PL2 carries PL2's bits on TCP
+/// segments, and the PL2 program reads them on every transport's frames). Bits 0, 1, 2, 5
+/// and 6 are each transport's own, for transports that never run under PL2's program
+/// (NDP: a 3-bit transmission tag, NACK, PULL); another such transport may give them
+/// other meanings.
 pub mod proto {
     /// Sent without a reservation (PL2's unsolicited bursts, RDS's unscheduled packets).
     pub const UNSOLICITED: u8 = 1 << 3;

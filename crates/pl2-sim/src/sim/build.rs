@@ -176,7 +176,8 @@ impl Simulation {
         for (t, cfg) in transport_cfgs.iter().enumerate() {
             let field = field_of(t);
             for h in 0..n_hosts {
-                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, field: &field, seed, paths: routes.path_count() })?);
+                let link_rate = ports[host_port[h as usize] as usize].rate;
+                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, link_rate, field: &field, seed, paths: routes.path_count() })?);
             }
         }
 

@@ -58,8 +58,11 @@ pub struct HostSite<'a> {
     /// The host's index.
     pub host: u32,
     pub net: &'a NetworkConfig,
-    /// Rate of the hosts' links (host 0's uplink).
+    /// Rate of the hosts' links as one figure for the whole network (host 0's uplink):
+    /// what a rack-wide scheduler (PL2's timeslot) is built on.
     pub host_rate: BitsPerSec,
+    /// Rate of this host's own link (its uplink): what its pacing is built on.
+    pub link_rate: BitsPerSec,
     /// `transport` for the default transport, `transports[i]` for the others.
     pub field: &'a str,
     /// The run's master seed (draw through [`HostSite::rng`]).

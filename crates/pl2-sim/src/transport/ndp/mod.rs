@@ -169,12 +169,12 @@ impl Transport for Ndp {
             PullSpacing::DataFrame => data,
             PullSpacing::DataAndControl => data + framing.wire_bytes(l4, 0),
         };
-        let drain = pacer::drain_time(at.host_rate, spacing, s.pull_rate_modifier);
+        let drain = pacer::drain_time(at.link_rate, spacing, s.pull_rate_modifier);
         let ctx = Ctx {
             stamp: wire::Stamp { l4, data: s.data_priority, control: s.control_priority },
             cfg: s,
             max_payload,
-            host_rate: at.host_rate,
+            host_rate: at.link_rate,
             paths: at.paths,
         };
         Ok(Box::new(NdpHost::new(ctx, drain, at)))
