@@ -3,7 +3,7 @@
 Runs pl2's side of a small subset (validation/htsim/htsim_common.QUICK: the 100-to-1
 incast with initial window 23 over three seeds, the 400-to-1 incast where headers are
 dropped and only the RTO recovers them, and a 432-host permutation; well under a minute)
-and checks every target of validation/htsim/compare.py: last and median completion time
+and checks every target of validation/htsim/htsim_compare.py: last and median completion time
 within 5%, trims and retransmissions within 10%. htsim itself never runs here; the
 references are regenerated as validation/htsim/README.md says.
 
@@ -32,8 +32,8 @@ KNOWN_MISSES: dict[tuple[str, int, int, str], str] = {}
 
 @pytest.fixture(scope="module")
 def table() -> list[dict]:
-    from compare import compare
-    from pl2_side import run_pl2
+    from htsim_compare import compare
+    from htsim_pl2 import run_pl2
 
     return compare([run_pl2(r) for r in common.QUICK])
 

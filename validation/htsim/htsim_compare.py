@@ -4,9 +4,9 @@ the seeds both sides ran: the means of the last and the median per-flow completi
 COUNT_TOL). Counts are compared only where htsim's mean is at least 20 (below that a
 10% band is less than two events); they are printed regardless.
 
-    python validation/htsim/compare.py                          # runs pl2 on every run, prints the table
-    python validation/htsim/compare.py --pl2 out/htsim-pl2/runs.csv   # reads pl2_side.py's rows instead
-    python validation/htsim/compare.py --markdown > table.md
+    python validation/htsim/htsim_compare.py                          # runs pl2 on every run, prints the table
+    python validation/htsim/htsim_compare.py --pl2 out/htsim-pl2/runs.csv   # reads htsim_pl2.py's rows instead
+    python validation/htsim/htsim_compare.py --markdown > table.md
 """
 
 from __future__ import annotations
@@ -62,14 +62,14 @@ def compare(pl2_rows: list[dict]) -> list[dict]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pl2", help="pl2_side.py's CSV (default: run pl2 now)")
+    ap.add_argument("--pl2", help="htsim_pl2.py's CSV (default: run pl2 now)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
     if a.pl2:
         with open(a.pl2, newline="") as f:
             rows = list(csv.DictReader(f))
     else:
-        from pl2_side import run_pl2
+        from htsim_pl2 import run_pl2
 
         rows = [run_pl2(r) for r in all_runs()]
     table = compare(rows)

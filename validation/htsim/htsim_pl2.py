@@ -5,9 +5,9 @@ Completion time is the receiver side's on both simulators (htsim: the sink's cum
 ACK reaches the flow's last byte; pl2: the message's delivery, `finish_ps`), from the
 flow's start at t = 0. Retransmissions are NDP's pulled and timed-out resends.
 
-    python validation/htsim/pl2_side.py                     # every run → out/htsim-pl2/runs.csv
-    python validation/htsim/pl2_side.py --only incast --n 100 --iw 23 --seeds 1 2
-    python validation/htsim/pl2_side.py --print-toml --n 10 --iw 1 --seeds 1
+    python validation/htsim/htsim_pl2.py                     # every run → out/htsim-pl2/runs.csv
+    python validation/htsim/htsim_pl2.py --only incast --n 100 --iw 23 --seeds 1 2
+    python validation/htsim/htsim_pl2.py --print-toml --n 10 --iw 1 --seeds 1
 """
 
 from __future__ import annotations
