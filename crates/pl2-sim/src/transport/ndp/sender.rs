@@ -32,6 +32,13 @@
 //!   feedbacks (ACK, NACK, return) hold at least 25 % ACKs (`is_bad_path`, `:414-451`);
 //!   otherwise it waits for a pull. The path-avoidance bookkeeping of htsim's
 //!   `PULL_BASED` strategy is not modelled.
+//!
+//! Memory: a flow keeps state only for the packets it has sent that the receiver's
+//! cumulative ack does not cover yet (a window from `base`), so a long message costs
+//! what it has in flight, not what it will ever send. A NACK or returned header for a
+//! packet the cumulative ack already covers is ignored (htsim would resend it once
+//! more; the receiver has it), as is the RTT sample of an ACK below the window; their
+//! pull numbers still count.
 
 use super::paths::Paths;
 use super::rtt::RttEstimate;
@@ -44,7 +51,7 @@ use crate::transport::{Actions, MsgInfo};
 use crate::units::SimTime;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A packet's clock value when it is not outstanding.
 const NOT_OUT: u64 = u64::MAX;
@@ -82,7 +89,10 @@ struct Flow {
     last_pull: u64,
     /// NACKed packets waiting for a pull, lowest first (htsim's `_rtx_queue` map).
     rtx: BinaryHeap<Reverse<u32>>,
-    pkts: Vec<PktState>,
+    /// State of packets `base ..`: sent at least once and not covered by the receiver's
+    /// cumulative ack.
+    pkts: VecDeque<PktState>,
+    base: u32,
     /// (clock, packet) of outstanding packets, lowest clock first; an entry whose clock
     /// no longer matches the packet's is stale and skipped.
     clocks: BinaryHeap<Reverse<(u64, u32)>>,
@@ -101,6 +111,19 @@ struct Flow {
 }
 
 impl Flow {
+    /// Packet `i`'s state, if it is in the window.
+    fn pkt(&mut self, i: u32) -> Option<&mut PktState> {
+        i.checked_sub(self.base).and_then(|k| self.pkts.get_mut(k as usize))
+    }
+
+    /// The receiver holds packets `..cum` in order: their state is no longer needed.
+    fn advance(&mut self, cum: u32) {
+        while self.base < cum && !self.pkts.is_empty() {
+            self.pkts.pop_front();
+            self.base += 1;
+        }
+    }
+
     fn feedback(&mut self, f: Feedback) {
         self.history[self.history_at] = f;
         self.history_at = (self.history_at + 1) % HISTORY;
@@ -148,7 +171,6 @@ impl Sender {
 
     pub fn on_message(&mut self, now: SimTime, ctx: &Ctx, m: &MsgInfo, st: &mut NdpStats, out: &mut Actions) {
         let n_pkts = m.size.div_ceil(ctx.max_payload).max(1) as u32;
-        let pkt = PktState { sent: SimTime::ZERO, clock: NOT_OUT, tag: 0, queued: false };
         let f = Flow {
             info: *m,
             msg: Msg { slot: m.slot, gen: m.gen },
@@ -157,7 +179,8 @@ impl Sender {
             max_pull: 0,
             last_pull: 0,
             rtx: BinaryHeap::new(),
-            pkts: vec![pkt; n_pkts as usize],
+            pkts: VecDeque::new(),
+            base: 0,
             clocks: BinaryHeap::new(),
             est: RttEstimate::new(ctx.cfg.rto_initial, ctx.cfg.rto_min),
             timeout: None,
@@ -181,7 +204,9 @@ impl Sender {
     fn send_one(&mut self, now: SimTime, ctx: &Ctx, idx: u32, why: Why, st: &mut NdpStats, out: &mut Actions) -> bool {
         let f = self.flows.get_mut(idx).expect("live flow");
         let (seq, resent) = if let Some(Reverse(seq)) = f.rtx.pop() {
-            f.pkts[seq as usize].queued = false;
+            if let Some(p) = f.pkt(seq) {
+                p.queued = false;
+            }
             match why {
                 Why::Pull => st.retransmissions_pulled += 1,
                 Why::Returned => st.retransmissions_returned += 1,
@@ -189,6 +214,7 @@ impl Sender {
             (seq, true)
         } else if f.next < f.n_pkts {
             f.next += 1;
+            f.pkts.push_back(PktState { sent: SimTime::ZERO, clock: NOT_OUT, tag: 0, queued: false });
             st.data_sent += 1;
             (f.next - 1, false)
         } else {
@@ -196,9 +222,10 @@ impl Sender {
         };
         let path = f.paths.next_pre(&mut self.rng_paths);
         transmit(now, ctx, f, seq, resent, path, out);
-        let p = &mut f.pkts[seq as usize];
-        p.clock = now.0;
-        f.clocks.push(Reverse((now.0, seq)));
+        if let Some(p) = f.pkt(seq) {
+            p.clock = now.0;
+            f.clocks.push(Reverse((now.0, seq)));
+        }
         if resent {
             update_timeout(f);
         }
@@ -241,10 +268,12 @@ impl Sender {
                 f.pull_window += 1 - i64::from(c.pull);
                 f.first_window -= 1;
                 f.feedback(Feedback::Ack);
-                let p = &mut f.pkts[c.index as usize];
-                let sample = (p.tag == c.tag).then(|| now.0.saturating_sub(p.sent.0));
-                p.clock = NOT_OUT;
+                let sample = f.pkt(c.index).and_then(|p| {
+                    p.clock = NOT_OUT;
+                    (p.tag == c.tag).then(|| now.0.saturating_sub(p.sent.0))
+                });
                 f.est.on_ack(sample, &mut self.rng_rto);
+                f.advance(c.cum);
                 if c.cum >= f.n_pkts {
                     self.finish(idx, st, out);
                     return;
@@ -259,11 +288,12 @@ impl Sender {
                 f.pull_window += 1;
                 f.first_window -= 1;
                 f.feedback(Feedback::Nack);
-                let p = &mut f.pkts[c.index as usize];
-                p.clock = NOT_OUT;
-                if !p.queued {
-                    p.queued = true;
-                    f.rtx.push(Reverse(c.index));
+                if let Some(p) = f.pkt(c.index) {
+                    p.clock = NOT_OUT;
+                    if !p.queued {
+                        p.queued = true;
+                        f.rtx.push(Reverse(c.index));
+                    }
                 }
                 // htsim builds the resend on a route of its own (`:541`): one path slot.
                 f.paths.next_pre(&mut self.rng_paths);
@@ -284,7 +314,7 @@ impl Sender {
         st.headers_returned += 1;
         let Some(&idx) = self.index.get(&d.msg) else { return };
         let f = self.flows.get_mut(idx).expect("indexed flow is live");
-        let Some(p) = f.pkts.get_mut(d.index as usize) else { return };
+        let Some(p) = f.pkt(d.index) else { return };
         p.clock = NOT_OUT;
         if !p.queued {
             p.queued = true;
@@ -312,7 +342,7 @@ impl Sender {
         }
         let Some(&idx) = self.index.get(&Msg { slot: pkt.msg, gen: pkt.msg_gen }) else { return };
         let f = self.flows.get_mut(idx).expect("indexed flow is live");
-        let Some(p) = f.pkts.get_mut(pkt.seq as usize) else { return };
+        let Some(p) = f.pkt(pkt.seq) else { return };
         if p.clock == NOT_OUT || p.tag != wire::tag_of(pkt) {
             return;
         }
@@ -334,8 +364,7 @@ impl Sender {
         let rto = f.est.rto;
         self.overdue.clear();
         while let Some(&Reverse((clock, seq))) = f.clocks.peek() {
-            let p = &mut f.pkts[seq as usize];
-            if p.clock != clock {
+            if !f.pkt(seq).is_some_and(|p| p.clock == clock) {
                 f.clocks.pop();
                 continue;
             }
@@ -343,7 +372,7 @@ impl Sender {
                 break;
             }
             f.clocks.pop();
-            p.clock = NOT_OUT;
+            f.pkt(seq).expect("in the window").clock = NOT_OUT;
             self.overdue.push(seq);
         }
         self.overdue.sort_unstable();
@@ -352,8 +381,10 @@ impl Sender {
             transmit(now, ctx, f, seq, true, path, out);
             st.retransmissions_rto += 1;
             if ctx.cfg.rto_rearm {
-                f.pkts[seq as usize].clock = now.0;
-                f.clocks.push(Reverse((now.0, seq)));
+                if let Some(p) = f.pkt(seq) {
+                    p.clock = now.0;
+                    f.clocks.push(Reverse((now.0, seq)));
+                }
             }
         }
         update_timeout(f);
@@ -363,21 +394,25 @@ impl Sender {
 
 /// Hands packet `seq` of `f` to the NIC on path (or ECMP key) `path`.
 fn transmit(now: SimTime, ctx: &Ctx, f: &mut Flow, seq: u32, resent: bool, path: u32, out: &mut Actions) {
-    let p = &mut f.pkts[seq as usize];
+    // A resend of a packet below the window (queued before the cumulative ack covered it)
+    // carries tag 0: its ACK is below the window too and gives no RTT sample.
+    let mut spare = PktState { sent: now, clock: NOT_OUT, tag: 0, queued: false };
+    let p = f.pkt(seq).unwrap_or(&mut spare);
     if resent {
         p.tag = (p.tag + 1) & 7;
     }
     p.sent = now;
+    let tag = p.tag;
     let off = u64::from(seq) * ctx.max_payload;
     let payload = (f.info.size - off.min(f.info.size)).min(ctx.max_payload) as u32;
-    let d = DataHdr { msg: f.msg, index: seq, size: f.info.size, prio: f.info.prio, tag: p.tag, resent };
+    let d = DataHdr { msg: f.msg, index: seq, size: f.info.size, prio: f.info.prio, tag, resent };
     out.sends.push(wire::encode_data(f.info.dst, path, &d, payload, &ctx.stamp, f.info.thread));
 }
 
 /// htsim's `update_rtx_time`: the earliest outstanding clock + RTO, or unset.
 fn update_timeout(f: &mut Flow) {
     while let Some(&Reverse((clock, seq))) = f.clocks.peek() {
-        if f.pkts[seq as usize].clock == clock {
+        if f.pkt(seq).is_some_and(|p| p.clock == clock) {
             f.timeout = Some(SimTime(clock.saturating_add(f.est.rto)));
             return;
         }
