@@ -229,7 +229,14 @@ impl Sender {
                         let head = self.pick().map(|(_, i)| i);
                         let m = self.msgs.get_mut(idx).expect("indexed is live");
                         m.level = level;
-                        for i in first..first.saturating_add(count).min(m.next) {
+                        // Packets the receiver expects but were never sent: their GRANT
+                        // was lost, and the RESEND grants them again.
+                        let end = first.saturating_add(count).min(m.n_pkts);
+                        if end > m.limit {
+                            m.limit = end;
+                            m.grants.push_back((end, level));
+                        }
+                        for i in first..end.min(m.next) {
                             if !m.resend.contains(&i) {
                                 m.resend.push_back(i);
                             }
