@@ -199,7 +199,9 @@ def validate(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")
 @app.command()
 @_exit_codes
 def show(scenario: Annotated[Path, typer.Argument(help="scenario TOML file")]) -> None:
-    """Print the canonical scenario: defaults filled, units normalised."""
+    """Print the canonical scenario: defaults filled, units normalised, and settings the
+    scenario derives shown as fields (Homa's rtt_bytes, unscheduled_levels,
+    scheduled_levels and unscheduled_cutoffs under its transport)."""
     typer.echo(Scenario.from_file(scenario).canonical(), nl=False)
 
 

@@ -281,7 +281,7 @@ fn check_size(size: u64, path: &str) -> Result<(), ScenarioError> {
 }
 
 /// A size distribution: built-in name, fixed size with a unit, or a file.
-fn load_sizes(spec: &str, format: Option<&str>, base_dir: &Path) -> Result<SizeCdf, WorkloadError> {
+pub(crate) fn load_sizes(spec: &str, format: Option<&str>, base_dir: &Path) -> Result<SizeCdf, WorkloadError> {
     if let Ok(b) = spec.parse::<pl2_sim::units::Bytes>() {
         return Ok(SizeCdf::constant(b.0.max(1)));
     }

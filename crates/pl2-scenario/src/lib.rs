@@ -6,6 +6,7 @@ mod columns;
 pub mod compile;
 pub mod error;
 pub mod heap_trim;
+pub mod homa;
 pub mod output;
 pub mod page_store;
 pub mod provenance;

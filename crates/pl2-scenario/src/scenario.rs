@@ -86,7 +86,9 @@ impl Scenario {
     /// Parses and fully validates a scenario. `base_dir` resolves relative file paths.
     pub fn parse(text: &str, base_dir: &std::path::Path) -> Result<Scenario, ScenarioError> {
         let de = toml::Deserializer::parse(text).map_err(|e| ScenarioError::syntax(&e))?;
-        let sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::from_serde(e, text))?;
+        let mut sc: Scenario = serde_path_to_error::deserialize(de).map_err(|e| ScenarioError::from_serde(e, text))?;
+        // Derived settings (Homa's RTTbytes and cut-offs) join the canonical form.
+        crate::homa::derive(&mut sc, base_dir)?;
         sc.check(base_dir)?;
         Ok(sc)
     }

@@ -38,6 +38,15 @@ impl<T> Slab<T> {
         Some(v)
     }
 
+    /// Values stored.
+    pub fn len(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn get(&self, i: u32) -> Option<&T> {
         self.items.get(i as usize)?.as_ref()
     }

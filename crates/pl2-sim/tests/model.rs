@@ -8,6 +8,7 @@ mod model {
     mod breakdown;
     mod determinism;
     mod errors;
+    mod homa;
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;

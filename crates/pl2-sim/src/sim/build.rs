@@ -129,7 +129,8 @@ impl Simulation {
                 });
             }
         }
-        let routes = RoutingTable::build(&graph, |i, at_a| (2 * i + usize::from(!at_a)) as u32);
+        let routes = RoutingTable::build(&graph, super::round_trip::port_of);
+        let base_rtt = super::round_trip::round_trip(&net, &graph, &routes, &switch_cfg);
 
         let hc = &net.host;
         let hosts: Vec<Host> = (0..n_hosts)
@@ -177,7 +178,7 @@ impl Simulation {
             let field = field_of(t);
             for h in 0..n_hosts {
                 let link_rate = ports[host_port[h as usize] as usize].rate;
-                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, link_rate, field: &field, seed, paths: routes.path_count() })?);
+                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, link_rate, field: &field, seed, paths: routes.path_count(), base_rtt })?);
             }
         }
 

@@ -11,7 +11,7 @@
 //! the message table (`messages`); wiring (`build`, `faults`) and the event loop
 //! (`run`); the host path (`host`) and the switch path (`switch`); application
 //! workloads (`apps`); instrumentation: the trace (`trace`), probes (`probes`), the
-//! latency breakdown (`breakdown`) and ideal completion times (`ideal`). Nothing here
+//! latency breakdown (`breakdown`) and ideal completion times (`ideal`); the network's base round trip (`round_trip`). Nothing here
 //! names a protocol: transports and switch programs are reached through their lists
 //! ([`crate::transport`], [`crate::programs`]).
 
@@ -24,6 +24,7 @@ mod ideal;
 mod messages;
 mod network;
 mod probes;
+mod round_trip;
 mod run;
 mod spec;
 mod switch;
@@ -34,6 +35,7 @@ pub use crate::error::BuildError;
 pub use crate::packet::MAX_TRANSPORTS;
 pub use crate::transport::TransportConfig;
 pub use faults::FaultSpec;
+pub use round_trip::base_round_trip;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
 pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
 

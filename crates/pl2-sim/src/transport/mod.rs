@@ -10,6 +10,7 @@
 //! Raw Ethernet ([`raw`]) is the template for every protocol; `docs/add-a-protocol.md`
 //! walks through adding one.
 
+pub mod homa;
 pub mod ndp;
 pub mod pl2;
 pub mod polo;
@@ -40,6 +41,8 @@ transports! {
     Polo(polo::Polo),
     /// NDP: receiver-pulled transport over trimming switches (htsim's NDP).
     Ndp(ndp::Ndp),
+    /// Homa: receiver-driven, SRPT, with network priorities (the Homa simulator's semantics).
+    Homa(homa::Homa),
 }
 
 impl Default for TransportConfig {

@@ -71,6 +71,10 @@ pub struct HostSite<'a> {
     /// in `0..paths` names a distinct path between hosts whose route climbs to the top
     /// tier (1 when no switch has a choice).
     pub paths: u32,
+    /// The network's base round trip: a full data frame from host 0 to the host farthest
+    /// from it and a minimum-size frame back, alone, every delay at its minimum
+    /// ([`crate::sim::base_round_trip`]).
+    pub base_rtt: Duration,
 }
 
 impl HostSite<'_> {

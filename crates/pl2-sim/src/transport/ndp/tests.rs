@@ -16,7 +16,7 @@ const M: Msg = Msg { slot: 4, gen: 9 };
 
 fn host_with(cfg: NdpConfig, h: u32, paths: u32) -> Box<NdpHost> {
     let net = NetworkConfig { framing: PPP, mtu: Bytes(9062), ..NetworkConfig::default() };
-    let site = HostSite { host: h, net: &net, host_rate: BitsPerSec::gbps(10), link_rate: BitsPerSec::gbps(10), field: "transport", seed: 1, paths };
+    let site = HostSite { host: h, net: &net, host_rate: BitsPerSec::gbps(10), link_rate: BitsPerSec::gbps(10), field: "transport", seed: 1, paths, base_rtt: crate::units::Duration::from_us(10) };
     Ndp::host(&cfg, &site).unwrap()
 }
 
