@@ -135,6 +135,13 @@ def summary_table(result: RunResult) -> Table:
         rows.append(("drops: by a switch program, on purpose (frames)", str(causes["program"])))
     if causes.get("fault"):
         rows.append(("drops: injected faults (frames)", str(causes["fault"])))
+    pfc = s.get("pfc")
+    if pfc:
+        rows.append(("PFC: PAUSE / XON frames sent", f"{pfc.get('pause_frames', 0)} / {pfc.get('xon_frames', 0)}"))
+        rows.append(("PFC: time priorities spent paused (µs, summed over ports)", fmt_us(pfc.get("paused_ps"))))
+    dl = s.get("pause_deadlock")
+    if dl:
+        rows.insert(1, ("PAUSE DEADLOCK (run stopped)", f"at {fmt_us(dl['at_ps'])} µs, priority {dl['prio']}: {' → '.join(dl['ports'])}"))
     trims = (s.get("counters") or {}).get("trims")
     if trims:
         rows.append(("trims: payload cut, header delivered (frames, not drops)", str(trims)))

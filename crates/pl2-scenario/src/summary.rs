@@ -75,7 +75,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
     }
     let by_cause = |rs: &[DropReason]| rs.iter().map(|&r| c.drops[r as usize]).sum::<u64>();
     let drop_causes = json!({
-        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit, DropReason::QueueLimit]),
+        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit, DropReason::QueueLimit, DropReason::Headroom]),
         "program": by_cause(&[DropReason::Program]),
         "fault": by_cause(&[DropReason::LinkLoss, DropReason::LinkDown, DropReason::HostDown, DropReason::Injected]),
     });
@@ -127,6 +127,15 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         "drop_causes": drop_causes,
         "max_queue_bytes": maxq,
         "trims_by_port": trims,
+        "pfc": sim.pfc_stats(),
+        "pause_deadlock": sim.pause_deadlock().map(|d| json!({
+            "at_ps": d.at.0,
+            "prio": d.prio,
+            "ports": d.ports.iter().map(|&p| {
+                let (a, b) = port_ends(graph, p);
+                format!("{}->{}", node_name(graph, a), node_name(graph, b))
+            }).collect::<Vec<_>>(),
+        })),
     });
     // Each module's counters under its name (`null` when the run does not use it).
     let Value::Object(modules) = serde_json::to_value(sim.module_stats()).expect("plain counters") else { unreachable!("counters by module name") };

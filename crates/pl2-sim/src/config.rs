@@ -168,6 +168,106 @@ pub struct SwitchConfig {
     #[serde(skip_serializing_if = "QueueDiscipline::is_default")]
     #[schemars(!skip_serializing_if)]
     pub queue: QueueDiscipline,
+    /// Priority flow control (802.1Qbb) on every port of the switch. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub pfc: Option<PfcConfig>,
+}
+
+/// Priority flow control (IEEE 802.1Qbb) at a switch: per (ingress port, lossless
+/// priority), the bytes that came in through that port and are still in the switch are
+/// compared with XOFF and XON thresholds; crossing XOFF sends a PAUSE frame to the
+/// upstream neighbour, which stops serving that priority towards this switch until the
+/// pause expires or an XON (a PAUSE with time 0) arrives. Frames of lossless priorities
+/// are admitted by these ingress counters alone (the egress dynamic thresholds and port
+/// limit never drop them); frames beyond XOFF fill the headroom, and a frame that would
+/// overflow it is dropped (`headroom`) — with the default headroom that cannot happen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PfcConfig {
+    /// Lossless priorities (PFC-enabled classes). Default [3] (RoCE's usual class). Every
+    /// other priority is never paused: acknowledgements, CNPs and control frames belong
+    /// there.
+    #[serde(default = "lossless_default")]
+    pub priorities: Vec<u8>,
+    /// The XOFF threshold on an (ingress port, lossless priority)'s bytes.
+    pub xoff: PfcThreshold,
+    /// XON sits this far below XOFF: a paused upstream resumes when the bytes fall to
+    /// XOFF − `xon_gap`. Default 2 full frames at the network's MTU.
+    #[serde(default)]
+    pub xon_gap: Option<Bytes>,
+    /// Room per (ingress port, lossless priority) above XOFF for the bytes already on
+    /// their way when the PAUSE is sent. Default: the link's rate × (2 × its delay + 2 ×
+    /// the switch's pipeline latency bound (frames still in this switch's input pipeline
+    /// are counted only once through it, and a PAUSE reaches the peer's port behind the
+    /// frames in the peer's input pipeline; the bound is the latency distribution's
+    /// maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames' time (the frame holding up
+    /// the PAUSE here and the one the upstream port finishes) + the PAUSE frame's own time
+    /// + `response_time`).
+    #[serde(default)]
+    pub headroom: Option<Bytes>,
+    /// How long an upstream port takes to act on a PAUSE beyond finishing its current
+    /// frame (802.1Qbb bounds it; pl2's ports act on arrival). Counted in the default
+    /// headroom only. Default 0.
+    #[serde(default)]
+    pub response_time: Duration,
+    /// Pause time a PAUSE frame carries, in quanta of 512 bit times of the link
+    /// (802.1Qbb: 0..=65535). Default 65535 (the maximum: the pause lasts until XON or a
+    /// refresh).
+    #[serde(default = "max_quanta")]
+    pub pause_quanta: u16,
+    /// Whether a switch still above XON resends the PAUSE before it expires (at half its
+    /// time). Default true.
+    #[serde(default = "yes")]
+    pub refresh: bool,
+    /// Report a pause deadlock and stop the run when a cycle of ports, each paused by the
+    /// next, has stayed paused this long with no frame leaving any of them. Default 10 ms.
+    #[serde(default = "deadlock_default")]
+    pub deadlock_after: Duration,
+}
+
+/// A PFC threshold: a fixed number of bytes, or dynamic, α × the shared buffer left free.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum PfcThreshold {
+    /// `{ bytes = "650KB" }`
+    Bytes(Bytes),
+    /// `{ alpha = 1.0 }`
+    Alpha(f64),
+}
+
+fn lossless_default() -> Vec<u8> {
+    vec![3]
+}
+fn max_quanta() -> u16 {
+    u16::MAX
+}
+fn yes() -> bool {
+    true
+}
+fn deadlock_default() -> Duration {
+    Duration::from_ms(10)
+}
+
+impl PfcConfig {
+    /// Checks values serde cannot; the error names the field below `pfc` and the fix.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.priorities.is_empty() || self.priorities.iter().any(|&p| p > 7) {
+            return Err(("priorities", format!("{:?}; list the lossless priorities, each 0..=7 (e.g. [3])", self.priorities)));
+        }
+        match self.xoff {
+            PfcThreshold::Bytes(b) if b.0 == 0 => return Err(("xoff", "0B; XOFF must leave room for at least one frame (e.g. { bytes = \"650KB\" })".into())),
+            PfcThreshold::Alpha(a) if !(a.is_finite() && a > 0.0) => return Err(("xoff", format!("alpha {a}; a positive factor of the free shared buffer (e.g. {{ alpha = 1.0 }})"))),
+            _ => {}
+        }
+        if self.pause_quanta == 0 {
+            return Err(("pause_quanta", "0 would be an XON; use 1..=65535 (65535 pauses until XON)".into()));
+        }
+        if self.deadlock_after.0 == 0 {
+            return Err(("deadlock_after", "0; give a duration such as \"10ms\"".into()));
+        }
+        Ok(())
+    }
 }
 
 /// How a switch's output ports queue frames (every port of the switch alike; per-switch
@@ -287,6 +387,7 @@ impl Default for SwitchConfig {
             ecn: EcnConfig::Off,
             ecmp: EcmpMode::PerFlow,
             queue: QueueDiscipline::StrictPriority,
+            pfc: None,
         }
     }
 }

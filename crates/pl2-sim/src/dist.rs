@@ -87,6 +87,19 @@ impl DelayDist {
         }
     }
 
+    /// A bound the distribution stays below: its maximum where it has one; for the
+    /// unbounded ones mean + 6 standard deviations (normal) or min + 10 × the mean extra
+    /// (exponential: exceeded with probability e⁻¹⁰). Used to size PFC headroom.
+    pub fn bound(&self) -> Duration {
+        match self {
+            DelayDist::Const { value } => *value,
+            DelayDist::Uniform { max, .. } => *max,
+            DelayDist::Normal { mean, std, min } => Duration((mean.0 + 6 * std.0).max(min.0)),
+            DelayDist::Exponential { min, mean_extra } => Duration(min.0 + 10 * mean_extra.0),
+            DelayDist::Quantiles { points } => points[points.len() - 1].1,
+        }
+    }
+
     pub fn is_constant(&self) -> bool {
         matches!(self, DelayDist::Const { .. })
     }

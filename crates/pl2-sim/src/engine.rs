@@ -31,6 +31,10 @@ pub enum Ev {
     Sample,
     /// Application event `i` (a service or think time ended, an iteration starts...).
     App(u32),
+    /// A pause a port received may have expired: serve it again if so.
+    PauseEnd(u32),
+    /// Time to refresh the PAUSE frames a switch port sends upstream.
+    PauseRefresh(u32),
 }
 
 const INDEX_BITS: u32 = 28;
@@ -49,6 +53,8 @@ impl Ev {
             Ev::Fault(i) => (6, i),
             Ev::Sample => (7, 0),
             Ev::App(i) => (8, i),
+            Ev::PauseEnd(i) => (9, i),
+            Ev::PauseRefresh(i) => (10, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -65,6 +71,8 @@ impl Ev {
             5 => Ev::Stream(i),
             6 => Ev::Fault(i),
             8 => Ev::App(i),
+            9 => Ev::PauseEnd(i),
+            10 => Ev::PauseRefresh(i),
             _ => Ev::Sample,
         }
     }

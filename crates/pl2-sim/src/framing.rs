@@ -122,6 +122,14 @@ impl Framing {
             LinkLayer::Ppp => wire - payload,
         }
     }
+    /// Wire bytes of a MAC control frame (an 802.1Qbb PAUSE): the 64 B minimum frame,
+    /// untagged, plus preamble and gap on Ethernet; 64 B on PPP.
+    pub fn mac_control_wire(self) -> u64 {
+        match self.link {
+            LinkLayer::Ethernet => MIN_FRAME + PREAMBLE_SFD + IFG,
+            LinkLayer::Ppp => MIN_FRAME,
+        }
+    }
     /// Largest payload a frame can carry under `mtu` (the IP MTU, i.e. the Ethernet
     /// payload limit, 1500 B for standard Ethernet).
     pub fn max_payload(self, l4: L4Headers, mtu: u64) -> u64 {

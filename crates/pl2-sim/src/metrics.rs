@@ -25,10 +25,13 @@ pub enum DropReason {
     /// A trimming queue's FIFO was at its limit and the frame could not be trimmed (it
     /// was not trimmable, or it was a header over the header limit).
     QueueLimit = 7,
+    /// A lossless (PFC) frame found its ingress port's headroom full: the headroom was
+    /// set smaller than the bytes in flight when a PAUSE goes out.
+    Headroom = 8,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 8] = [
+    pub const ALL: [DropReason; 9] = [
         DropReason::BufferFull,
         DropReason::PortLimit,
         DropReason::LinkLoss,
@@ -37,6 +40,7 @@ impl DropReason {
         DropReason::Injected,
         DropReason::Program,
         DropReason::QueueLimit,
+        DropReason::Headroom,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -48,6 +52,7 @@ impl DropReason {
             DropReason::Injected => "injected",
             DropReason::Program => "program",
             DropReason::QueueLimit => "queue_limit",
+            DropReason::Headroom => "headroom",
         }
     }
 }

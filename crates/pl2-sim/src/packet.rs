@@ -29,6 +29,10 @@ pub enum PktKind {
     Ack = 1,
     /// A scheduling control frame (RSV, GRT, grant, notification, ...).
     Control = 2,
+    /// An 802.1Qbb PAUSE frame: link-local, never forwarded (`seq`: the class-enable
+    /// vector, bit p for priority p; `aux`: the pause time in quanta of 512 bit times,
+    /// 0 = XON).
+    Pause = 3,
 }
 
 /// Engine flag bits of [`Packet::flags`]: what the network itself reads or sets.

@@ -15,6 +15,7 @@ mod model {
     mod ndp;
     mod overrides;
     mod paths;
+    mod pfc;
     mod pl2;
     mod pl2_features;
     mod polo;

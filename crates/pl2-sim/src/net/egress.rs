@@ -71,6 +71,29 @@ impl EgressQueues {
         pkt
     }
 
+    /// As [`EgressQueues::pop_highest`], among the priorities whose bit is set in
+    /// `allowed` (PFC: a paused priority keeps its frames).
+    #[inline]
+    pub fn pop_highest_among(&mut self, allowed: u8, arena: &PacketArena) -> Option<PktId> {
+        let ready = self.nonempty & allowed;
+        if ready == 0 {
+            return None;
+        }
+        let prio = 7 - ready.leading_zeros() as usize;
+        let fifo = &mut self.fifos[prio];
+        let pkt = fifo.pop_front(arena);
+        if fifo.is_empty() {
+            self.nonempty &= !(1 << prio);
+        }
+        pkt
+    }
+
+    /// Bytes-free view: whether FIFO `prio` holds a frame.
+    #[inline]
+    pub fn has(&self, prio: usize) -> bool {
+        self.nonempty & (1 << prio) != 0
+    }
+
     /// The frame `pop_highest` would return next, if any.
     #[inline]
     pub fn peek_highest(&self) -> Option<PktId> {

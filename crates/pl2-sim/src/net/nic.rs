@@ -47,9 +47,15 @@ impl NicQueues {
     /// Takes the next frame to serialise: the highest non-empty class, then the thread
     /// the arbitration picks. Returns the frame and the thread it belongs to.
     pub fn pop(&mut self) -> Option<(PktId, u16)> {
+        self.pop_among(0xff)
+    }
+
+    /// As [`NicQueues::pop`], from the classes whose bit is set in `allowed` only (PFC:
+    /// a paused class keeps its frames).
+    pub fn pop_among(&mut self, allowed: u8) -> Option<(PktId, u16)> {
         let arb = self.arbitration;
-        for c in self.classes.iter_mut().rev() {
-            if c.frames == 0 {
+        for (prio, c) in self.classes.iter_mut().enumerate().rev() {
+            if c.frames == 0 || allowed & (1 << prio) == 0 {
                 continue;
             }
             let thread = match c.locked {

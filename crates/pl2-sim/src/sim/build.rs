@@ -6,6 +6,7 @@ use super::spec::{SimSpec, Source};
 use super::trace::Tracer;
 use super::{probes, Simulation};
 use crate::config::{NetworkConfig, QueueDiscipline};
+use super::pfc::{default_headroom, Pfc, PfcRules};
 use super::trimming::TrimRules;
 use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
@@ -45,6 +46,9 @@ impl NetworkConfig {
             return Err(invalid("switch.alpha", format!("{a}; α must be a positive number (e.g. 1.0); to turn dynamic thresholds off set dynamic_thresholds = false")));
         }
         self.switch.queue.check().map_err(|(f, e)| invalid(format!("switch.queue.{f}"), e))?;
+        if let Some(p) = &self.switch.pfc {
+            p.check().map_err(|(f, e)| invalid(format!("switch.pfc.{f}"), e))?;
+        }
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
         }
@@ -56,6 +60,28 @@ impl NetworkConfig {
         }
         Ok(())
     }
+}
+
+/// PFC's state when some switch runs it: each switch's rules and, per port, the
+/// headroom of the link that port's frames come in over (its own link: both directions
+/// alike).
+fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
+    if cfgs.iter().all(|c| c.pfc.is_none()) {
+        return None;
+    }
+    let rules = cfgs.iter().map(|c| c.pfc.as_ref().map(|p| PfcRules::new(p, full_frame_wire))).collect();
+    let mut headroom = vec![0; ports.len()];
+    for (c, ps) in cfgs.iter().zip(switch_ports) {
+        let Some(p) = &c.pfc else { continue };
+        for &port in ps {
+            let l = &ports[port as usize];
+            headroom[port as usize] = match p.headroom {
+                Some(b) => b.0,
+                None => default_headroom(l.rate, l.delay.0 + c.latency.bound().0, full_frame_wire, pause_wire, p.response_time.0),
+            };
+        }
+    }
+    Some(Box::new(Pfc::new(rules, headroom)))
 }
 
 /// A source's transport index names one of the run's `n` transports.
@@ -87,6 +113,9 @@ impl Simulation {
                 return Err(invalid(format!("switch s{i} alpha"), "α must be a positive number"));
             }
             c.queue.check().map_err(|(f, e)| invalid(format!("switch s{i} queue.{f}"), e))?;
+            if let Some(p) = &c.pfc {
+                p.check().map_err(|(f, e)| invalid(format!("switch s{i} pfc.{f}"), e))?;
+            }
         }
         let n_hosts = graph.hosts;
 
@@ -152,6 +181,7 @@ impl Simulation {
             })
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
+        let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, full_frame_wire, net.framing.mac_control_wire());
         let switches: Vec<Switch> = switch_ports
             .into_iter()
             .zip(switch_cfg)
@@ -164,6 +194,7 @@ impl Simulation {
                     QueueDiscipline::Trimming(t) => Some(TrimRules::new(t, full_frame_wire)),
                 },
                 cfg: sc,
+                ports: ps,
                 program: Default::default(),
                 rng: SimRng::stream(seed, &format!("switch{s}")),
                 ecmp_seed: SimRng::stream(seed, &format!("ecmp{s}")).next_u64(),
@@ -255,6 +286,7 @@ impl Simulation {
             critical: None,
             timers: Vec::new(),
             port_rng,
+            pfc,
         };
         sim.install_programs()?;
         sim.validate_sources()?;

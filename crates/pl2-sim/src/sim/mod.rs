@@ -23,6 +23,7 @@ mod host;
 mod ideal;
 mod messages;
 mod network;
+mod pfc;
 mod probes;
 mod round_trip;
 mod run;
@@ -35,6 +36,7 @@ pub use crate::error::BuildError;
 pub use crate::packet::MAX_TRANSPORTS;
 pub use crate::transport::TransportConfig;
 pub use faults::FaultSpec;
+pub use pfc::{Deadlock, PfcStats};
 pub use round_trip::base_round_trip;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
 pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
@@ -109,6 +111,8 @@ pub struct Simulation {
     /// Every transport timer: its slot, host, transport and the transport's own id.
     pub(crate) timers: Vec<(TimerSlot, u32, u8, u32)>,
     pub(crate) port_rng: Vec<SimRng>,
+    /// PFC's state, if any switch runs it.
+    pub(crate) pfc: Option<Box<pfc::Pfc>>,
 }
 
 impl Simulation {
@@ -163,6 +167,15 @@ impl Simulation {
     /// has port 2i at its `a` end and 2i+1 at its `b` end).
     pub fn port_max_queue(&self) -> Vec<u64> {
         self.ports.iter().map(|p| p.max_queue).collect()
+    }
+    /// PFC's counters (`None`: no switch runs PFC), with the paused time up to now.
+    pub fn pfc_stats(&self) -> Option<PfcStats> {
+        let pfc = self.pfc.as_ref()?;
+        Some(PfcStats { paused_ps: self.pfc_paused_ps(), ..pfc.stats.clone() })
+    }
+    /// The pause deadlock that stopped the run, if one did.
+    pub fn pause_deadlock(&self) -> Option<&Deadlock> {
+        self.pfc.as_ref()?.deadlock.as_ref()
     }
     /// Frames each egress port's trimming queue cut to their header (global port order).
     pub fn port_trims(&self) -> Vec<u64> {

@@ -71,6 +71,8 @@ pub(crate) struct Host {
 
 pub(crate) struct Switch {
     pub node: u32,
+    /// Global id of each of its ports, by local index.
+    pub ports: Vec<u32>,
     pub cfg: SwitchConfig,
     pub program: SwitchProgram,
     pub buffer: SharedBuffer,

@@ -21,6 +21,9 @@ pub enum StopReason {
     Idle,
     /// The progress callback asked to stop (e.g. Ctrl-C).
     Interrupted,
+    /// PFC pauses deadlocked: a cycle of ports each paused by the next never resumes
+    /// (`Simulation::pause_deadlock` says where).
+    PauseDeadlock,
 }
 
 /// What the progress callback is told.
@@ -84,6 +87,9 @@ impl Simulation {
                 self.prefetch_for_next();
             }
             self.dispatch(ev);
+            if matches!(ev, Ev::PauseRefresh(_)) && self.pfc.as_ref().is_some_and(|p| p.deadlock.is_some()) {
+                return StopReason::PauseDeadlock;
+            }
             if self.counters.events & 0xffff == 0 {
                 let w = Instant::now();
                 if w.duration_since(clock.last) >= clock.every {
@@ -135,6 +141,8 @@ impl Simulation {
             Ev::Fault(i) => self.on_fault(i),
             Ev::Sample => {}
             Ev::App(i) => self.on_app_event(i),
+            Ev::PauseEnd(p) => self.on_pause_end(p),
+            Ev::PauseRefresh(p) => self.on_pause_refresh(p),
         }
     }
 

@@ -40,7 +40,14 @@ impl Simulation {
         }
         match p.owner {
             Owner::Host(h) => {
-                let Some((pkt, thread)) = self.hosts[h as usize].nic.pop() else { return };
+                let popped = match &self.pfc {
+                    None => self.hosts[h as usize].nic.pop(),
+                    Some(pfc) => {
+                        let allowed = pfc.allowed(port, self.now);
+                        self.hosts[h as usize].nic.pop_among(allowed)
+                    }
+                };
+                let Some((pkt, thread)) = popped else { return };
                 let tp = self.arena.get(pkt).transport();
                 self.start_tx(port, pkt, 0);
                 let mut acts = std::mem::take(&mut self.actions);
@@ -49,8 +56,18 @@ impl Simulation {
                 self.apply_actions(h, tp, acts);
             }
             Owner::Switch { index, .. } => {
+                let allowed = match &self.pfc {
+                    None => 0xff,
+                    Some(_) => {
+                        if let Some(ctrl) = self.take_mac_ctrl(port) {
+                            return self.start_tx(port, ctrl, u32::MAX);
+                        }
+                        self.pfc.as_ref().expect("PFC on").allowed(port, self.now)
+                    }
+                };
                 let queue = &mut self.queues[port as usize];
-                let Some(pkt) = queue.pop_highest(&self.arena) else { return };
+                let popped = if allowed == 0xff { queue.pop_highest(&self.arena) } else { queue.pop_highest_among(allowed, &self.arena) };
+                let Some(pkt) = popped else { return };
                 // The frame behind it starts when this one has been serialised, thousands
                 // of events from now: start loading its record so that it waits in cache.
                 if let Some(next) = queue.peek_highest() {
@@ -100,7 +117,12 @@ impl Simulation {
         let fec = self.link_fec[port as usize].sample(&mut self.port_rng[port as usize]);
         let first = now + delay + fec;
         let last = first + ser;
-        let (arrive, base) = if let Some(h) = peer_host {
+        let (arrive, base) = if pk.kind == PktKind::Pause {
+            // A MAC control frame: acted on by the far port's MAC at its last bit (behind
+            // any frame ahead of it on the link), never routed, no pipeline or host path.
+            pk.next_port = u32::MAX;
+            (pipe_last.max(last), last)
+        } else if let Some(h) = peer_host {
             let hc = &self.net.host;
             let host = &mut self.hosts[h as usize];
             let ready = pipe_last.max(last + hc.recv_latency.sample(&mut host.rng));
@@ -167,10 +189,20 @@ impl Simulation {
         }
         p.window.sum += p.cur_wire;
         p.window.active = true;
-        p.queued -= p.cur_wire;
+        // A MAC control frame (PAUSE) was never queued or counted in the buffer.
+        let mac_ctrl = p.cur_ingress == u32::MAX;
+        if !mac_ctrl {
+            p.queued -= p.cur_wire;
+        }
         match p.owner {
             Owner::Switch { index, local } => {
-                self.switches[index as usize].buffer.remove(local as usize, p.cur_ingress as usize, p.cur_prio as usize, p.cur_wire);
+                if !mac_ctrl {
+                    let (ingress, prio) = (p.cur_ingress, p.cur_prio);
+                    self.switches[index as usize].buffer.remove(local as usize, ingress as usize, prio as usize, p.cur_wire);
+                    if self.pfc.as_ref().is_some_and(|f| f.rules[index as usize].as_ref().is_some_and(|r| r.lossless & (1 << prio) != 0)) {
+                        self.pfc_after_dequeue(index, ingress, prio);
+                    }
+                }
             }
             Owner::Host(h) => {
                 if let Some(pk) = self.hosts[h as usize].tx_notify.take() {
@@ -207,6 +239,9 @@ impl Simulation {
         }
         self.arena.get_mut(pkt).enqueued = now;
         self.trace(TraceEvent::Arrive, peer, port, pkt);
+        if self.arena.get(pkt).kind == PktKind::Pause {
+            return self.on_pause_frame(port, pkt);
+        }
         match peer_host {
             Some(h) => self.host_receive(h, pkt),
             None => self.switch_receive(port, pkt),
@@ -274,13 +309,20 @@ impl Simulation {
         let pk = self.arena.get(pkt);
         let (prio, wire) = (pk.prio() as usize, pk.wire as u64);
         let Owner::Switch { local: egress, .. } = self.ports[out as usize].owner else { unreachable!() };
-        let sw = &mut self.switches[index as usize];
-        if admit {
+        let lossless = self.pfc.as_ref().is_some_and(|f| f.rules[index as usize].as_ref().is_some_and(|r| r.lossless & (1 << prio) != 0));
+        if admit && lossless {
+            if !self.pfc_admit(index, ingress, prio as u8, wire) {
+                let node = self.switches[index as usize].node;
+                return self.drop_packet(pkt, DropReason::Headroom, node, out);
+            }
+        } else if admit {
+            let sw = &self.switches[index as usize];
             if let Err(reason) = sw.buffer.admit(egress as usize, prio, wire) {
                 let node = sw.node;
                 return self.drop_packet(pkt, reason, node, out);
             }
         }
+        let sw = &mut self.switches[index as usize];
         sw.buffer.add(egress as usize, ingress as usize, prio, wire);
         if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
             self.maybe_mark(out, pkt);
@@ -289,6 +331,9 @@ impl Simulation {
         self.arena.get_mut(pkt).next_port = ingress;
         self.queues[out as usize].push(prio, pkt, &mut self.arena);
         self.port_queue_add(out, wire);
+        if lossless {
+            self.pfc_after_enqueue(index, ingress, prio as u8);
+        }
         self.kick_port(out);
     }
 

@@ -183,6 +183,7 @@ pub fn decode(p: &Packet) -> Frame {
                 tag,
             })
         }
+        PktKind::Pause => unreachable!("PAUSE frames are link-local: the network consumes them"),
     }
 }
 

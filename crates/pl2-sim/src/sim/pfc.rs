@@ -1,0 +1,410 @@
+//! Priority flow control (IEEE 802.1Qbb) as a network mechanism: switches count, per
+//! (ingress port, lossless priority), the bytes that came in through a port and have not
+//! left the switch (`SharedBuffer::ingress`); crossing XOFF sends a PAUSE frame to the
+//! upstream neighbour, falling to XON sends one with pause time 0; the neighbour's port
+//! (a switch's or a host NIC's) stops serving that priority when the frame arrives (the
+//! frame on the wire finishes) until the pause expires or XON arrives. PAUSE frames are
+//! real frames: 64 B, serialised ahead of any queued frame once the current one ends,
+//! propagated, consumed where they arrive, never forwarded.
+//!
+//! Head-of-line blocking, pause propagation and congestion spreading follow from these
+//! rules alone. A pause deadlock (a cycle of ports, each paused by the switch its frames
+//! wait in, none resuming) is looked for whenever a switch refreshes its pauses; when
+//! every port of such a cycle has been paused longer than `deadlock_after`, the run
+//! records it and stops.
+
+use super::network::Owner;
+use super::Simulation;
+use crate::config::{PfcConfig, PfcThreshold};
+use crate::engine::Ev;
+use crate::packet::{Packet, PktId, PktKind, PktList, NO_PKT};
+use crate::units::{BitsPerSec, SimTime};
+
+/// A switch's PFC settings, resolved at build time.
+#[derive(Clone, Debug)]
+pub(crate) struct PfcRules {
+    /// Bit p set: priority p is lossless.
+    pub lossless: u8,
+    pub xoff: PfcThreshold,
+    pub xon_gap: u64,
+    pub quanta: u16,
+    pub refresh: bool,
+    pub deadlock_after: u64,
+}
+
+impl PfcRules {
+    pub(crate) fn new(cfg: &PfcConfig, full_frame_wire: u64) -> PfcRules {
+        PfcRules {
+            lossless: cfg.priorities.iter().fold(0, |m, &p| m | 1 << p),
+            xoff: cfg.xoff,
+            xon_gap: cfg.xon_gap.map_or(2 * full_frame_wire, |b| b.0),
+            quanta: cfg.pause_quanta,
+            refresh: cfg.refresh,
+            deadlock_after: cfg.deadlock_after.0,
+        }
+    }
+}
+
+/// The default headroom of a port whose link runs at `rate` with one-way `delay`: what
+/// can still arrive after the switch decides to pause (module docs of `PfcConfig`).
+pub(crate) fn default_headroom(rate: BitsPerSec, delay_ps: u64, full_frame_wire: u64, pause_wire: u64, response_ps: u64) -> u64 {
+    let wire_ps = 2 * delay_ps + 2 * rate.tx_time(full_frame_wire).0 + rate.tx_time(pause_wire).0 + response_ps;
+    (wire_ps as u128 * rate.0 as u128).div_ceil(8_000_000_000_000) as u64
+}
+
+/// PFC counters of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PfcStats {
+    /// PAUSE frames sent with a pause time (XOFF, refreshes included) / with time 0 (XON).
+    pub pause_frames: u64,
+    pub xon_frames: u64,
+    /// PAUSE frames that reached a switch port / a host NIC.
+    pub pauses_at_switches: u64,
+    pub pauses_at_hosts: u64,
+    /// Time (ps) priorities spent paused, summed over every (port, priority).
+    pub paused_ps: u64,
+    /// Lossless frames dropped because their ingress headroom was full (0 when the
+    /// headroom covers the bytes in flight, as the default does).
+    pub headroom_drops: u64,
+}
+
+/// A detected pause deadlock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    pub at: SimTime,
+    /// The cycle's ports (global ids), each paused by the next one's switch.
+    pub ports: Vec<u32>,
+    pub prio: u8,
+}
+
+/// PFC state of a run (present only if some switch runs PFC).
+pub(crate) struct Pfc {
+    /// Per switch: its rules (`None`: no PFC there).
+    pub rules: Vec<Option<PfcRules>>,
+    /// Per global port: headroom of the (ingress) link whose far end is this port's owner.
+    pub headroom: Vec<u64>,
+    /// Per global port: until when each priority is paused (a PAUSE arrived for it).
+    pub paused_until: Vec<[SimTime; 8]>,
+    /// Per global port: since when each priority has been paused without a break
+    /// (`SimTime::MAX`: not paused).
+    pub paused_since: Vec<[SimTime; 8]>,
+    /// Per global port: MAC control frames waiting to go out before any queued frame.
+    pub mac_ctrl: Vec<PktList>,
+    /// Per global switch port (towards an upstream neighbour): lossless priorities in
+    /// XOFF state.
+    pub xoff: Vec<u8>,
+    /// Per global port: the pending refresh time (`SimTime::MAX`: none).
+    pub refresh_at: Vec<SimTime>,
+    pub stats: PfcStats,
+    pub deadlock: Option<Deadlock>,
+}
+
+impl Pfc {
+    pub(crate) fn new(rules: Vec<Option<PfcRules>>, headroom: Vec<u64>) -> Pfc {
+        let n = headroom.len();
+        Pfc {
+            rules,
+            headroom,
+            paused_until: vec![[SimTime::ZERO; 8]; n],
+            paused_since: vec![[SimTime(u64::MAX); 8]; n],
+            mac_ctrl: vec![PktList::default(); n],
+            xoff: vec![0; n],
+            refresh_at: vec![SimTime(u64::MAX); n],
+            stats: PfcStats::default(),
+            deadlock: None,
+        }
+    }
+
+    /// Priorities port `port` may serve at `now` (bit p clear: paused).
+    #[inline]
+    pub(crate) fn allowed(&self, port: u32, now: SimTime) -> u8 {
+        let until = &self.paused_until[port as usize];
+        let mut m = 0xff;
+        for (p, t) in until.iter().enumerate() {
+            if *t > now {
+                m &= !(1 << p);
+            }
+        }
+        m
+    }
+}
+
+impl Simulation {
+    /// The XOFF threshold of switch `index` now.
+    fn xoff_bytes(&self, index: u32, t: PfcThreshold) -> u64 {
+        match t {
+            PfcThreshold::Bytes(b) => b.0,
+            PfcThreshold::Alpha(a) => {
+                let b = &self.switches[index as usize].buffer;
+                (a * b.size.saturating_sub(b.used) as f64) as u64
+            }
+        }
+    }
+
+    /// Admission of a frame of lossless priority `prio` arriving at switch `index`
+    /// through local ingress port `ingress`: within XOFF + headroom it is admitted
+    /// whatever the egress side holds. Returns false (and counts it) when the headroom
+    /// is exceeded.
+    pub(super) fn pfc_admit(&mut self, index: u32, ingress: u32, prio: u8, wire: u64) -> bool {
+        let pfc = self.pfc.as_ref().expect("PFC on");
+        let rules = pfc.rules[index as usize].as_ref().expect("PFC at this switch");
+        let sw = &self.switches[index as usize];
+        let Some(&up) = sw.ports.get(ingress as usize) else { return true };
+        let limit = self.xoff_bytes(index, rules.xoff) + self.pfc.as_ref().expect("PFC on").headroom[up as usize];
+        if sw.buffer.ingress[ingress as usize][prio as usize] + wire > limit || sw.buffer.used + wire > sw.buffer.size {
+            self.pfc.as_mut().expect("PFC on").stats.headroom_drops += 1;
+            return false;
+        }
+        true
+    }
+
+    /// After a lossless frame joined switch `index` through local port `ingress`: XOFF
+    /// if its ingress bytes reached the threshold.
+    pub(super) fn pfc_after_enqueue(&mut self, index: u32, ingress: u32, prio: u8) {
+        let Some(&up) = self.switches[index as usize].ports.get(ingress as usize) else { return };
+        let pfc = self.pfc.as_ref().expect("PFC on");
+        let rules = pfc.rules[index as usize].as_ref().expect("PFC at this switch").clone();
+        if pfc.xoff[up as usize] & (1 << prio) != 0 {
+            return;
+        }
+        let bytes = self.switches[index as usize].buffer.ingress[ingress as usize][prio as usize];
+        if bytes >= self.xoff_bytes(index, rules.xoff) {
+            self.pfc.as_mut().expect("PFC on").xoff[up as usize] |= 1 << prio;
+            self.send_pause(up, prio, rules.quanta);
+            if rules.refresh {
+                self.schedule_refresh(up, rules.quanta);
+            }
+        }
+    }
+
+    /// After a lossless frame that came in through local port `ingress` left switch
+    /// `index`: XON if its ingress bytes fell to XOFF − gap.
+    pub(super) fn pfc_after_dequeue(&mut self, index: u32, ingress: u32, prio: u8) {
+        let Some(&up) = self.switches[index as usize].ports.get(ingress as usize) else { return };
+        let pfc = self.pfc.as_ref().expect("PFC on");
+        if pfc.xoff[up as usize] & (1 << prio) == 0 {
+            return;
+        }
+        let rules = pfc.rules[index as usize].as_ref().expect("PFC at this switch").clone();
+        let bytes = self.switches[index as usize].buffer.ingress[ingress as usize][prio as usize];
+        if bytes + rules.xon_gap <= self.xoff_bytes(index, rules.xoff) {
+            self.pfc.as_mut().expect("PFC on").xoff[up as usize] &= !(1 << prio);
+            self.send_pause(up, prio, 0);
+        }
+    }
+
+    /// Queues a PAUSE (or, with `quanta` 0, an XON) for priority `prio` on port `port`,
+    /// to go out as soon as the frame on the wire ends.
+    fn send_pause(&mut self, port: u32, prio: u8, quanta: u16) {
+        let (node, peer) = match self.ports[port as usize].owner {
+            Owner::Switch { index, .. } => (self.switches[index as usize].node, self.ports[port as usize].peer),
+            Owner::Host(h) => (h, self.ports[port as usize].peer),
+        };
+        let wire = self.net.framing.mac_control_wire();
+        let pkt = self.arena.alloc(Packet {
+            created: self.now,
+            enqueued: self.now,
+            aux: u64::from(quanta),
+            src: node,
+            dst: peer,
+            seq: 1 << prio,
+            wire: wire as u16,
+            queue_next: NO_PKT,
+            kind: PktKind::Pause,
+            prio_transport: 7,
+            ..Packet::default()
+        });
+        self.counters.packets_created += 1;
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        if quanta == 0 {
+            pfc.stats.xon_frames += 1;
+        } else {
+            pfc.stats.pause_frames += 1;
+        }
+        pfc.mac_ctrl[port as usize].push_back(pkt, &mut self.arena);
+        self.kick_port(port);
+    }
+
+    fn schedule_refresh(&mut self, port: u32, quanta: u16) {
+        let half = self.pause_time(port, quanta) / 2;
+        let at = self.now + crate::units::Duration(half.max(1));
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        if pfc.refresh_at[port as usize] != SimTime(u64::MAX) && pfc.refresh_at[port as usize] >= self.now {
+            return;
+        }
+        pfc.refresh_at[port as usize] = at;
+        self.events.push(at, Ev::PauseRefresh(port));
+    }
+
+    /// A pause of `quanta` × 512 bit times at `port`'s link rate, in ps.
+    fn pause_time(&self, port: u32, quanta: u16) -> u64 {
+        self.ports[port as usize].rate.tx_time(u64::from(quanta) * 64).0
+    }
+
+    /// The next MAC control frame waiting at `port`, taken from its queue.
+    #[inline]
+    pub(super) fn take_mac_ctrl(&mut self, port: u32) -> Option<PktId> {
+        let pfc = self.pfc.as_mut()?;
+        pfc.mac_ctrl[port as usize].pop_front(&self.arena)
+    }
+
+    /// A PAUSE frame came over link `port` (the sender's port): pause or resume the
+    /// receiving node's port back towards the sender.
+    pub(super) fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
+        let p = *self.arena.get(pkt);
+        self.arena.free(pkt);
+        self.counters.packets_consumed += 1;
+        let target = port ^ 1;
+        let now = self.now;
+        let duration = self.pause_time(target, p.aux as u16);
+        let at_host = matches!(self.ports[target as usize].owner, Owner::Host(_));
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        if at_host {
+            pfc.stats.pauses_at_hosts += 1;
+        } else {
+            pfc.stats.pauses_at_switches += 1;
+        }
+        for prio in 0..8 {
+            if p.seq & (1 << prio) == 0 {
+                continue;
+            }
+            let i = target as usize;
+            settle(pfc, i, prio, now);
+            let until = &mut pfc.paused_until[i][prio];
+            if duration == 0 {
+                if *until > now {
+                    pfc.stats.paused_ps += now.0 - pfc.paused_since[i][prio].0;
+                }
+                *until = now;
+                pfc.paused_since[i][prio] = SimTime(u64::MAX);
+            } else {
+                if *until <= now {
+                    pfc.paused_since[i][prio] = now;
+                }
+                *until = now + crate::units::Duration(duration);
+            }
+        }
+        if duration > 0 {
+            self.events.push(now + crate::units::Duration(duration), Ev::PauseEnd(target));
+        }
+        self.kick_port(target);
+    }
+
+    /// A pause at `port` may have run out.
+    pub(crate) fn on_pause_end(&mut self, port: u32) {
+        let now = self.now;
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        for prio in 0..8 {
+            settle(pfc, port as usize, prio, now);
+        }
+        self.kick_port(port);
+    }
+
+    /// Time (ps) priorities spent paused so far, summed over (port, priority), counting
+    /// pauses still running up to now.
+    pub(crate) fn pfc_paused_ps(&self) -> u64 {
+        let Some(pfc) = &self.pfc else { return 0 };
+        let running: u64 = pfc
+            .paused_since
+            .iter()
+            .zip(&pfc.paused_until)
+            .flat_map(|(s, u)| s.iter().zip(u))
+            .filter(|(s, _)| **s != SimTime(u64::MAX))
+            .map(|(s, u)| u.0.min(self.now.0).saturating_sub(s.0))
+            .sum();
+        pfc.stats.paused_ps + running
+    }
+
+    /// Looks for a cycle of ports, each paused for at least `after` ps at one priority,
+    /// where each port's pause comes from a switch whose own paused port holds frames of
+    /// that priority. Records the first one found.
+    fn find_deadlock(&mut self, after: u64) {
+        let now = self.now;
+        let pfc = self.pfc.as_ref().expect("PFC on");
+        if pfc.deadlock.is_some() {
+            return;
+        }
+        let hosts = self.graph.hosts;
+        let old = |port: u32, prio: usize| {
+            let since = pfc.paused_since[port as usize][prio];
+            pfc.paused_until[port as usize][prio] > now && since != SimTime(u64::MAX) && now.0 - since.0 >= after
+        };
+        for prio in 0..8usize {
+            // Successors of a port: the long-paused ports, holding frames of `prio`, of
+            // the switch it sends to.
+            let next = |port: u32| -> Vec<u32> {
+                let peer = self.ports[port as usize].peer;
+                if peer < hosts {
+                    return Vec::new();
+                }
+                self.switches[(peer - hosts) as usize].ports.iter().copied().filter(|&f| old(f, prio) && self.queues[f as usize].has(prio)).collect()
+            };
+            let mut state = vec![0u8; self.ports.len()];
+            for start in 0..self.ports.len() as u32 {
+                if state[start as usize] != 0 || !old(start, prio) || !matches!(self.ports[start as usize].owner, Owner::Switch { .. }) {
+                    continue;
+                }
+                let mut stack: Vec<(u32, Vec<u32>)> = vec![(start, next(start))];
+                state[start as usize] = 1;
+                while let Some((node, succ)) = stack.last_mut() {
+                    let node = *node;
+                    match succ.pop() {
+                        Some(f) if state[f as usize] == 1 => {
+                            let at = stack.iter().position(|(n, _)| *n == f).expect("on the stack");
+                            let ports = stack[at..].iter().map(|(n, _)| *n).collect();
+                            self.pfc.as_mut().expect("PFC on").deadlock = Some(Deadlock { at: now, ports, prio: prio as u8 });
+                            return;
+                        }
+                        Some(f) if state[f as usize] == 0 => {
+                            state[f as usize] = 1;
+                            let s = next(f);
+                            stack.push((f, s));
+                        }
+                        Some(_) => {}
+                        None => {
+                            state[node as usize] = 2;
+                            stack.pop();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A switch port's refresh time: resend XOFF for each priority still above XON, and
+    /// look for a pause deadlock.
+    pub(crate) fn on_pause_refresh(&mut self, port: u32) {
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        if pfc.refresh_at[port as usize] != self.now {
+            return;
+        }
+        pfc.refresh_at[port as usize] = SimTime(u64::MAX);
+        let xoff = pfc.xoff[port as usize];
+        if xoff == 0 {
+            return;
+        }
+        let Owner::Switch { index, local } = self.ports[port as usize].owner else { return };
+        let rules = self.pfc.as_ref().expect("PFC on").rules[index as usize].clone().expect("PFC at this switch");
+        for prio in 0..8u8 {
+            if xoff & (1 << prio) == 0 {
+                continue;
+            }
+            let bytes = self.switches[index as usize].buffer.ingress[local as usize][prio as usize];
+            if bytes + rules.xon_gap > self.xoff_bytes(index, rules.xoff) {
+                self.send_pause(port, prio, rules.quanta);
+            }
+        }
+        self.schedule_refresh(port, rules.quanta);
+        self.find_deadlock(rules.deadlock_after);
+    }
+}
+
+/// Closes the pause of (port `i`, `prio`) if it ran out by `now`.
+fn settle(pfc: &mut Pfc, i: usize, prio: usize, now: SimTime) {
+    let since = pfc.paused_since[i][prio];
+    let until = pfc.paused_until[i][prio];
+    if since != SimTime(u64::MAX) && until <= now {
+        pfc.stats.paused_ps += until.0.saturating_sub(since.0);
+        pfc.paused_since[i][prio] = SimTime(u64::MAX);
+    }
+}

@@ -1,0 +1,166 @@
+//! PFC (802.1Qbb) against hand-worked timelines, and a pause deadlock on a ring.
+//!
+//! The timeline network: host 0 sends ten 1500 B frames of lossless priority 3 at
+//! 10 Gb/s through a store-and-forward switch (no pipeline latency) to host 1, whose link
+//! runs at 1 Gb/s; every link has the default 100 ns delay. Tagged Ethernet: 1542 B on
+//! the wire (1,233,600 ps at 10 Gb/s, 12,336,000 ps at 1 Gb/s); a PAUSE is 84 B (67,200 ps
+//! at 10 Gb/s). XOFF is 3 frames (4626 B) of host 0's bytes in the switch; XON the default
+//! 2 frames below it (1542 B).
+//!
+//! - Frame i reaches the switch at a_i = (i + 1) × 1,233,600 + 100,000 ps; at a_2 =
+//!   3,800,800 ps the switch holds 4626 B from host 0: XOFF. The PAUSE leaves at once
+//!   (the port towards host 0 is idle), its last bit reaches host 0 at 3,800,800 + 67,200 +
+//!   100,000 = 3,968,000 ps, while host 0 serialises frame 3 (3,700,800 – 4,934,400 ps):
+//!   frame 3 finishes, frame 4 waits.
+//! - The 1 Gb/s port sends frame 0 from a_0 = 1,333,600 ps; frames 0, 1, 2 leave by
+//!   1,333,600 + 3 × 12,336,000 = 38,341,600 ps, leaving 1542 B: XON, which reaches host 0
+//!   at 38,341,600 + 67,200 + 100,000 = 38,508,800 ps: frame 4 starts then.
+
+use super::common::*;
+use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, TopologyConfig};
+use pl2_sim::dist::DelayDist;
+use pl2_sim::metrics::{DropReason, TraceEvent};
+use pl2_sim::packet::PktKind;
+use pl2_sim::sim::{Simulation, StopReason, TraceConfig, TransportConfig};
+use pl2_sim::transport::raw::RawConfig;
+use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
+
+const FRAME: u64 = 1542;
+const SER_10G: u64 = 1_233_600;
+
+fn pfc(quanta: u16, refresh: bool, headroom: Option<u64>) -> PfcConfig {
+    PfcConfig {
+        priorities: vec![3],
+        xoff: PfcThreshold::Bytes(Bytes(3 * FRAME)),
+        xon_gap: None,
+        headroom: headroom.map(Bytes),
+        response_time: Duration::ZERO,
+        pause_quanta: quanta,
+        refresh,
+        deadlock_after: Duration::from_ms(10),
+    }
+}
+
+fn line(cfg: PfcConfig, frames: u64) -> Simulation {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
+    net.switch.latency = DelayDist::constant(Duration::ZERO);
+    net.switch.cut_through = false;
+    net.switch.pfc = Some(cfg);
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, frames * 1500)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig::default());
+    run(sp, SimTime(u64::MAX / 2))
+}
+
+/// Start times of host 0's data frames.
+fn sends(sim: &mut Simulation) -> Vec<u64> {
+    let t = sim.drain_records().trace;
+    t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == 0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect()
+}
+
+#[test]
+fn xoff_stops_the_sender_after_its_frame_on_the_wire_and_xon_restarts_it() {
+    let mut sim = line(pfc(u16::MAX, true, None), 5);
+    let st = sim.pfc_stats().expect("PFC on");
+    assert_eq!((st.pause_frames, st.xon_frames, st.pauses_at_hosts), (1, 1, 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let t = sends(&mut sim);
+    assert_eq!(&t[..4], &[0, SER_10G, 2 * SER_10G, 3 * SER_10G]);
+    assert_eq!(t[4], 38_508_800);
+    // Host 0's priority 3 was paused from the PAUSE's arrival to the XON's.
+    assert_eq!(st.paused_ps, 38_508_800 - 3_968_000);
+}
+
+#[test]
+fn a_pause_without_refresh_expires_and_the_sender_resumes() {
+    // 100 quanta × 512 bit times at 10 Gb/s = 5,120,000 ps after the PAUSE arrives.
+    let mut sim = line(pfc(100, false, None), 5);
+    let t = sends(&mut sim);
+    assert_eq!(t[4], 3_968_000 + 5_120_000);
+    assert_eq!(sim.counters().total_drops(), 0);
+}
+
+#[test]
+fn the_headroom_absorbs_exactly_the_bytes_in_flight() {
+    // After XOFF, only frame 3 (already on host 0's wire) still arrives: 1542 B.
+    let sim = line(pfc(u16::MAX, true, Some(FRAME)), 5);
+    assert_eq!(sim.counters().total_drops(), 0);
+    let sim = line(pfc(u16::MAX, true, Some(FRAME - 1)), 5);
+    assert_eq!(sim.counters().drops[DropReason::Headroom as usize], 1);
+    assert_eq!(sim.pfc_stats().unwrap().headroom_drops, 1);
+}
+
+#[test]
+fn the_default_headroom_covers_two_delays_two_frames_and_the_pause() {
+    // 10 Gb/s × (2 × 100 ns + 2 × 1233.6 ns + 67.2 ns) = 27,344 bits = 3418 B: with
+    // XOFF at 3 frames a long burst never overflows it.
+    let sim = line(pfc(u16::MAX, true, None), 200);
+    assert_eq!(sim.counters().total_drops(), 0);
+    let st = sim.pfc_stats().unwrap();
+    assert!(st.pause_frames >= 10 && st.xon_frames >= 10, "{st:?}");
+}
+
+#[test]
+fn an_incast_into_pfc_switches_loses_nothing() {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts: 17, breakout: 1 };
+    net.switch.pfc = Some(PfcConfig { xoff: PfcThreshold::Bytes(Bytes(20_000)), ..pfc(u16::MAX, true, None) });
+    net.switch.buffer = Bytes(1 << 20);
+    let msgs = (0..16).map(|s| msg(0, s, 16, 200_000)).collect();
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    assert!(sim.pfc_stats().unwrap().pause_frames > 16);
+    sim.finish();
+    let m = sim.drain_records().messages;
+    assert_eq!(m.iter().filter(|m| m.finish.is_some()).count(), 16);
+}
+
+/// Five switches in a ring, one host each; host i sends to host i + 2, whose only
+/// shortest path runs clockwise through switch i + 1. Every ring link carries two flows
+/// at once, so each switch's ingress from its counter-clockwise neighbour fills with
+/// frames waiting for the next clockwise link: a cyclic buffer dependency, the textbook
+/// PFC deadlock (up-down routing in a fat tree cannot form one).
+#[test]
+fn a_cycle_of_pauses_is_reported_as_a_deadlock_and_stops_the_run() {
+    let mut links = Vec::new();
+    for i in 0..5 {
+        links.push(CustomLink { a: format!("h{i}"), b: format!("s{i}"), rate: None, delay: None });
+        links.push(CustomLink { a: format!("s{i}"), b: format!("s{}", (i + 1) % 5), rate: None, delay: None });
+    }
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::Custom { hosts: 5, switches: 5, links };
+    net.link = LinkConfig::default();
+    net.switch.pfc = Some(PfcConfig { xoff: PfcThreshold::Bytes(Bytes(30_000)), deadlock_after: Duration::from_us(500), ..pfc(u16::MAX, true, None) });
+    let msgs = (0..5).map(|i| msg(0, i, (i + 2) % 5, 50_000_000)).collect();
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    let mut sim = Simulation::new(sp).expect("valid");
+    let stop = sim.run(
+        pl2_sim::sim::StopAt { end: SimTime(50_000_000_000), all_delivered: true, event_budget: None },
+        &mut pl2_sim::sim::ProgressClock::new(std::time::Duration::from_secs(3600)),
+        &mut |_| true,
+    );
+    assert_eq!(stop, StopReason::PauseDeadlock);
+    let d = sim.pause_deadlock().expect("a deadlock");
+    assert_eq!(d.prio, 3);
+    assert_eq!(d.ports.len(), 5, "the five clockwise ring ports: {d:?}");
+    assert!(d.at.0 < 10_000_000_000, "found within 10 ms: {d:?}");
+    assert_eq!(sim.counters().total_drops(), 0);
+}
+
+#[test]
+fn bad_pfc_settings_name_the_field_and_the_fix() {
+    let bad = |c: PfcConfig| {
+        let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
+        net.switch.pfc = Some(c);
+        Simulation::new(spec(net, vec![list(vec![msg(0, 0, 1, 1500)])])).err().expect("rejected").to_string()
+    };
+    let e = bad(PfcConfig { priorities: vec![9], ..pfc(1, true, None) });
+    assert!(e.contains("switch.pfc.priorities") && e.contains("0..=7"), "{e}");
+    let e = bad(PfcConfig { pause_quanta: 0, ..pfc(1, true, None) });
+    assert!(e.contains("switch.pfc.pause_quanta") && e.contains("XON"), "{e}");
+    let e = bad(PfcConfig { xoff: PfcThreshold::Alpha(-1.0), ..pfc(1, true, None) });
+    assert!(e.contains("switch.pfc.xoff") && e.contains("alpha"), "{e}");
+}
