@@ -18,6 +18,8 @@ struct Class {
 /// Transmit queues of one NIC.
 pub struct NicQueues {
     classes: [Class; 8],
+    /// Bit p set ⇔ class p holds frames, so a pop finds its class without probing eight.
+    nonempty: u8,
     arbitration: Arbitration,
     pub frames: u32,
 }
@@ -28,7 +30,7 @@ impl NicQueues {
         for c in &mut classes {
             c.per_thread = (0..threads).map(|_| VecDeque::new()).collect();
         }
-        NicQueues { classes, arbitration, frames: 0 }
+        NicQueues { classes, nonempty: 0, arbitration, frames: 0 }
     }
 
     /// Queues a frame of `thread` at priority `prio`; `burst_end` marks the last frame
@@ -42,6 +44,7 @@ impl NicQueues {
         q.push_back((pkt, burst_end));
         c.frames += 1;
         self.frames += 1;
+        self.nonempty |= 1 << (prio & 7);
     }
 
     /// Takes the next frame to serialise: the highest non-empty class, then the thread
@@ -54,39 +57,42 @@ impl NicQueues {
     /// a paused class keeps its frames).
     pub fn pop_among(&mut self, allowed: u8) -> Option<(PktId, u16)> {
         let arb = self.arbitration;
-        for (prio, c) in self.classes.iter_mut().enumerate().rev() {
-            if c.frames == 0 || allowed & (1 << prio) == 0 {
-                continue;
-            }
-            let thread = match c.locked {
-                Some(t) if !c.per_thread[t as usize].is_empty() => t,
-                _ => {
-                    if let Some(t) = c.locked.take() {
-                        // The locked thread's burst is not all here yet: let others go and
-                        // requeue it behind them.
-                        c.active.push_back(t);
-                    }
-                    c.active.pop_front()?
-                }
-            };
-            let q = &mut c.per_thread[thread as usize];
-            let (pkt, burst_end) = q.pop_front().expect("active thread has frames");
-            c.frames -= 1;
-            self.frames -= 1;
-            let hold = arb == Arbitration::Burst && !burst_end;
-            if hold {
-                c.locked = Some(thread);
-            } else {
-                if c.locked == Some(thread) {
-                    c.locked = None;
-                }
-                if !q.is_empty() {
-                    c.active.push_back(thread);
-                }
-            }
-            return Some((pkt, thread));
+        let ready = self.nonempty & allowed;
+        if ready == 0 {
+            return None;
         }
-        None
+        let prio = 7 - ready.leading_zeros() as usize;
+        let c = &mut self.classes[prio];
+        let thread = match c.locked {
+            Some(t) if !c.per_thread[t as usize].is_empty() => t,
+            _ => {
+                if let Some(t) = c.locked.take() {
+                    // The locked thread's burst is not all here yet: let others go and
+                    // requeue it behind them.
+                    c.active.push_back(t);
+                }
+                c.active.pop_front()?
+            }
+        };
+        let q = &mut c.per_thread[thread as usize];
+        let (pkt, burst_end) = q.pop_front().expect("active thread has frames");
+        c.frames -= 1;
+        self.frames -= 1;
+        if c.frames == 0 {
+            self.nonempty &= !(1 << prio);
+        }
+        let hold = arb == Arbitration::Burst && !burst_end;
+        if hold {
+            c.locked = Some(thread);
+        } else {
+            if c.locked == Some(thread) {
+                c.locked = None;
+            }
+            if !q.is_empty() {
+                c.active.push_back(thread);
+            }
+        }
+        Some((pkt, thread))
     }
 }
 

@@ -297,6 +297,7 @@ impl Simulation {
     /// Puts a frame in an output queue of switch `index`, after the port's queue
     /// discipline and buffer admission unless `admit` is false (frames the switch
     /// generates).
+    #[inline]
     pub(super) fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
         if admit && self.switches[index as usize].trim.is_some() && !self.trim_admit(index, out, pkt, ingress) {
             return;
@@ -305,6 +306,7 @@ impl Simulation {
     }
 
     /// Buffer admission (if `admit`), ECN marking at enqueue, and the frame joins its FIFO.
+    #[inline]
     pub(super) fn place(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
         let pk = self.arena.get(pkt);
         let (prio, wire) = (pk.prio() as usize, pk.wire as u64);
