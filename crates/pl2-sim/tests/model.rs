@@ -15,6 +15,7 @@ mod model {
     mod paths;
     mod pl2;
     mod pl2_features;
+    mod phost;
     mod polo;
     mod raw_loss;
     mod rds;

@@ -10,6 +10,7 @@
 //! Raw Ethernet ([`raw`]) is the template for every protocol; `docs/add-a-protocol.md`
 //! walks through adding one.
 
+pub mod phost;
 pub mod pl2;
 pub mod polo;
 pub mod raw;
@@ -37,6 +38,8 @@ transports! {
     Tcp(tcp::Tcp),
     /// Polo: receiver-driven congestion control over priority queues and ECN marking.
     Polo(polo::Polo),
+    /// pHost: receiver-driven tokens, free packets, SRPT, packet spraying (YAPS semantics).
+    Phost(phost::Phost),
 }
 
 impl Default for TransportConfig {
