@@ -172,6 +172,21 @@ fn a_lost_data_packet_is_granted_again_after_the_resend_timeout() {
 }
 
 #[test]
+fn with_yaps_sizing_a_packet_sent_again_is_a_bare_header() {
+    // YAPS sizes data packets by bytes sent in order: the re-granted packet 4 goes out as
+    // a 40 B header (C per link instead of D) and still completes the message at h1,
+    // 1460 B short.
+    let cfg = PhostConfig { yaps_header_only_resends: true, ..yaps() };
+    let mut sp = phost(star(2), vec![msg(0, 0, 1, 10 * MSS)], cfg);
+    sp.faults = vec![FaultSpec::DropNth { flow: 0, seq: 4, times: 1 }];
+    let (_, recs, st) = run_phost(sp);
+    assert_eq!(took(&recs, 0), 4 * C + 4 * P + 18 * D + 2 * C + 2 * P);
+    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
+    assert_eq!(got, 9 * MSS);
+    assert_eq!((st.regrants, st.data_resent), (1, 1), "{st:?}");
+}
+
+#[test]
 fn a_lost_short_flow_packet_waits_twice_its_length() {
     // 3 free packets, data 1 lost: the receiver's re-grant timer is 2 × 3 MTU times from
     // the RTS's arrival (2C + 2P); the token for data 1 leaves then.

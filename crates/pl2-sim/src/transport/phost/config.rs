@@ -55,6 +55,13 @@ pub struct PhostConfig {
     /// its RTS again (a lost RTS or ACK). Not in YAPS, where control is never the first to
     /// be dropped (pFabric queues drop data first). Default 1 ms.
     pub rts_timeout: Duration,
+    /// Reproduce YAPS's sizing of data packets: the sender's k-th data packet carries the
+    /// next bytes in order, so once every byte has been sent, a packet sent again is a
+    /// bare header, yet the receiver counts the packet it names as received
+    /// (`ext/capabilityflow.cpp:57-63,128-135,230-235`). Only for the cross-check with
+    /// YAPS (`validation/yaps/`): with losses, the receiver delivers a message whose
+    /// resent bytes never arrived. Default false: a packet carries the payload it names.
+    pub yaps_header_only_resends: bool,
 }
 
 /// Named sets of defaults.
@@ -110,6 +117,7 @@ impl Default for PhostConfig {
             control_priority: 7,
             paths: EcmpMode::PerPacket,
             rts_timeout: Duration::from_ms(1),
+            yaps_header_only_resends: false,
         }
     }
 }
@@ -145,6 +153,7 @@ pub struct Params {
     pub window_timeout: Duration,
     pub resend_timeout: Duration,
     pub rts_timeout: Duration,
+    pub yaps_header_only_resends: bool,
     pub l4: L4Headers,
     pub data_priority: u8,
     pub control_priority: u8,
@@ -233,6 +242,7 @@ impl PhostConfig {
             window_timeout: times(self.window_timeout_mtus),
             resend_timeout: times(self.resend_timeout_mtus),
             rts_timeout: self.rts_timeout,
+            yaps_header_only_resends: self.yaps_header_only_resends,
             l4: self.headers,
             data_priority: self.data_priority,
             control_priority: self.control_priority,

@@ -48,6 +48,8 @@ struct Flow {
     remaining: u32,
     /// Data packets sent, resends included.
     sent: u32,
+    /// Payload bytes sent, resends included.
+    bytes_sent: u64,
 }
 
 pub(super) struct Sender {
@@ -80,7 +82,7 @@ impl Sender {
         let free = p.free_packets(n_pkts);
         let expires = now + p.mtu_time_times(u64::from(free)) + p.token_ttl;
         let tokens = (0..free).map(|i| Token { expires, data_seq: i, token_seq: i, free: true }).collect();
-        let f = Flow { info: *msg, msg: MsgRef::from(msg), n_pkts, tokens, remaining: n_pkts, sent: 0 };
+        let f = Flow { info: *msg, msg: MsgRef::from(msg), n_pkts, tokens, remaining: n_pkts, sent: 0, bytes_sent: 0 };
         let idx = self.flows.insert(f);
         self.index.insert((msg.slot, msg.gen), idx);
         self.active.push(idx);
@@ -115,8 +117,10 @@ impl Sender {
         let Some((idx, _, _)) = best else { return };
         let f = self.flows.get_mut(idx).expect("chosen flow is live");
         let t = f.tokens.pop_front().expect("chosen for its token");
-        let off = u64::from(t.data_seq) * ctx.params.max_payload;
+        // YAPS's sizing (an option): the next bytes in order, none once all were sent.
+        let off = if ctx.params.yaps_header_only_resends { f.bytes_sent } else { u64::from(t.data_seq) * ctx.params.max_payload };
         let payload = (f.info.size - off.min(f.info.size)).min(ctx.params.max_payload) as u32;
+        f.bytes_sent += u64::from(payload);
         let d = Frame::Data { msg: f.msg, size: f.info.size, index: t.data_seq, token_seq: t.token_seq, free: t.free };
         out.sends.push(wire::encode(f.info.dst, &d, payload, &ctx.stamp, f.info.thread));
         f.sent += 1;
