@@ -212,7 +212,7 @@ fn leaf_spine_load(seed: u64) -> (Simulation, Records, PhostStats) {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 4, uplink: LinkConfig::default() };
     net.switch.dynamic_thresholds = false;
-    net.switch.port_limit = Some(Bytes(36_864));
+    net.switch.port_limit = Some(Bytes(6 * 1538));
     let mut sp = spec(net, poisson_all_to_all(8, 0.6, "w3", 200_000_000, seed));
     sp.transport = TransportConfig::Phost(PhostConfig::default());
     sp.seed = seed;
@@ -231,6 +231,7 @@ fn sprayed_load_with_small_buffers_delivers_every_byte_once() {
     assert_eq!(st.messages_sent, st.messages_received);
     assert!(st.acks_received <= st.messages_sent, "{st:?}");
     assert!(st.data_received <= st.data_sent, "{st:?}");
+    assert!(sim.counters().total_drops() > 0 && st.regrants > 0, "ports of 6 full frames overflow and the losses are re-granted: {st:?}");
 }
 
 #[test]
