@@ -18,6 +18,7 @@ mod model {
     mod pfc;
     mod pl2;
     mod pl2_features;
+    mod phost;
     mod polo;
     mod raw_loss;
     mod rds;

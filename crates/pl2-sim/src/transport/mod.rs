@@ -12,6 +12,7 @@
 
 pub mod homa;
 pub mod ndp;
+pub mod phost;
 pub mod pl2;
 pub mod polo;
 pub mod raw;
@@ -43,6 +44,8 @@ transports! {
     Ndp(ndp::Ndp),
     /// Homa: receiver-driven, SRPT, with network priorities (the Homa simulator's semantics).
     Homa(homa::Homa),
+    /// pHost: receiver-driven tokens, free packets, SRPT, packet spraying (YAPS semantics).
+    Phost(phost::Phost),
 }
 
 impl Default for TransportConfig {
