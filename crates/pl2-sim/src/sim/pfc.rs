@@ -145,6 +145,7 @@ impl Simulation {
     /// through local ingress port `ingress`: within XOFF + headroom it is admitted
     /// whatever the egress side holds. Returns false (and counts it) when the headroom
     /// is exceeded.
+    #[inline(never)]
     pub(super) fn pfc_admit(&mut self, index: u32, ingress: u32, prio: u8, wire: u64) -> bool {
         let pfc = self.pfc.as_ref().expect("PFC on");
         let rules = pfc.rules[index as usize].as_ref().expect("PFC at this switch");
@@ -160,6 +161,7 @@ impl Simulation {
 
     /// After a lossless frame joined switch `index` through local port `ingress`: XOFF
     /// if its ingress bytes reached the threshold.
+    #[inline(never)]
     pub(super) fn pfc_after_enqueue(&mut self, index: u32, ingress: u32, prio: u8) {
         let Some(&up) = self.switches[index as usize].ports.get(ingress as usize) else { return };
         let pfc = self.pfc.as_ref().expect("PFC on");
@@ -179,6 +181,7 @@ impl Simulation {
 
     /// After a lossless frame that came in through local port `ingress` left switch
     /// `index`: XON if its ingress bytes fell to XOFF − gap.
+    #[inline(never)]
     pub(super) fn pfc_after_dequeue(&mut self, index: u32, ingress: u32, prio: u8) {
         let Some(&up) = self.switches[index as usize].ports.get(ingress as usize) else { return };
         let pfc = self.pfc.as_ref().expect("PFC on");
@@ -242,7 +245,7 @@ impl Simulation {
     }
 
     /// The next MAC control frame waiting at `port`, taken from its queue.
-    #[inline]
+    #[inline(never)]
     pub(super) fn take_mac_ctrl(&mut self, port: u32) -> Option<PktId> {
         let pfc = self.pfc.as_mut()?;
         pfc.mac_ctrl[port as usize].pop_front(&self.arena)
@@ -250,6 +253,8 @@ impl Simulation {
 
     /// A PAUSE frame came over link `port` (the sender's port): pause or resume the
     /// receiving node's port back towards the sender.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
@@ -291,6 +296,8 @@ impl Simulation {
     }
 
     /// A pause at `port` may have run out.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn on_pause_end(&mut self, port: u32) {
         let now = self.now;
         let pfc = self.pfc.as_mut().expect("PFC on");
@@ -373,6 +380,8 @@ impl Simulation {
 
     /// A switch port's refresh time: resend XOFF for each priority still above XON, and
     /// look for a pause deadlock.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn on_pause_refresh(&mut self, port: u32) {
         let pfc = self.pfc.as_mut().expect("PFC on");
         if pfc.refresh_at[port as usize] != self.now {
