@@ -15,6 +15,7 @@ pub mod pl2;
 pub mod polo;
 pub mod raw;
 pub mod rds;
+pub mod roce;
 pub mod tcp;
 
 mod list;
@@ -40,6 +41,8 @@ transports! {
     Polo(polo::Polo),
     /// NDP: receiver-pulled transport over trimming switches (htsim's NDP).
     Ndp(ndp::Ndp),
+    /// RoCE-like RDMA writes over a rate-paced sender with go-back-N and DCQCN.
+    Roce(roce::Roce),
 }
 
 impl Default for TransportConfig {
