@@ -119,8 +119,12 @@ pub enum RocePreset {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum LossRecovery {
+    /// The receiver drops a packet beyond a gap and NACKs the missing PSN; the sender
+    /// resends everything from it (RoCE NICs; HPCC `RecoverQueue`, `rdma-hw.cc:495-497`).
     #[default]
     GoBackN,
+    /// The receiver keeps packets beyond a gap; the sender resends only the PSN a NACK
+    /// names.
     SelectiveRepeat,
 }
 
@@ -158,7 +162,8 @@ pub enum HyperIncrease {
     Constant,
 }
 
-/// The `sfc_seed` preset's reading of what the slide leaves open.
+/// The `sfc_seed` preset's reading of what the slide leaves open (`docs/model.md`, "RoCE
+/// with DCQCN", gives the reasoning).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct SeedReading {
@@ -174,16 +179,21 @@ pub struct SeedReading {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeedTimer {
+    /// The rate-increase timer T = 4 µs; the rate is cut at each CNP.
     #[default]
     IncreaseTimer,
+    /// The decrease check interval = 4 µs; T = 300 µs (ConnectX's `rpg_time_reset` default,
+    /// HPCC's `t_inc`).
     DecreaseInterval,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SeedAiUnit {
+    /// R_AI = 0.0125 Gbps, R_HAI = 0.025 Gbps.
     #[default]
     Gbps,
+    /// R_AI = 0.0125 × link rate, R_HAI = 0.025 × link rate.
     LineRateFraction,
 }
 
