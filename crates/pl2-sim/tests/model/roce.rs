@@ -139,8 +139,7 @@ fn a_lost_tail_is_resent_after_the_timeout() {
 /// `n` senders each send `size` bytes to host `n` at once, through one switch at
 /// 100 Gbps with RED marking at dequeue (the paper's Kmin 5 KB, Kmax 200 KB, Pmax 1%).
 fn incast(n: u32, size: u64, cfg: RoceConfig, seed: u64) -> (Simulation, Records, RoceStats) {
-    let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::SingleRack { hosts: n + 1, breakout: 1 };
+    let mut net = NetworkConfig { topology: TopologyConfig::SingleRack { hosts: n + 1, breakout: 1 }, ..NetworkConfig::default() };
     net.link.rate = BitsPerSec::gbps(100);
     net.link.delay = Duration::from_ns(1000);
     net.switch.ecn = EcnConfig::Red { min: Bytes(5_000), max: Bytes(200_000), p_max: 0.01, at_dequeue: true };
