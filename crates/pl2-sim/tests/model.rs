@@ -22,6 +22,7 @@ mod model {
     mod polo;
     mod raw_loss;
     mod rds;
+    mod roce;
     mod tcp;
     mod tcp_handshake;
     mod tcp_pl2;

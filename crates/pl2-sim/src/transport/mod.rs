@@ -17,6 +17,7 @@ pub mod pl2;
 pub mod polo;
 pub mod raw;
 pub mod rds;
+pub mod roce;
 pub mod tcp;
 
 mod list;
@@ -46,6 +47,8 @@ transports! {
     Homa(homa::Homa),
     /// pHost: receiver-driven tokens, free packets, SRPT, packet spraying (YAPS semantics).
     Phost(phost::Phost),
+    /// RoCE-like RDMA writes over a rate-paced sender with go-back-N and DCQCN.
+    Roce(roce::Roce),
 }
 
 impl Default for TransportConfig {

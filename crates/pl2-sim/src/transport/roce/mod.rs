@@ -1,0 +1,233 @@
+//! RoCE-like transport with DCQCN: RDMA writes cut at the MTU, sent by a per-flow rate
+//! pacer, recovered by go-back-N on NACK (selective repeat as an option), under DCQCN
+//! congestion control (Zhu et al., "Congestion Control for Large-Scale RDMA
+//! Deployments", SIGCOMM 2015). It runs with or without PFC in the network: data rides
+//! in a lossless class (priority 3 by default), ACKs, NACKs and CNPs in a class PFC
+//! never pauses (7).
+//!
+//! Where each part of DCQCN is:
+//! - Congestion point: the switches' ECN marking of ECT frames (`[network.switch] ecn =
+//!   { kind = "red", min, max, p_max, at_dequeue = true }`; a step when `min = max`), not
+//!   this module. Only data frames are ECT ([`wire`]).
+//! - Notification point: the receiver's CNPs ([`receiver`]).
+//! - Reaction point: [`dcqcn`], one per flow, driving the sender's pacer ([`sender`]).
+//!
+//! Pacing is done inside the transport with a timer, not by the host layer designed in
+//! `docs/architecture.md` (which is not built yet): the sender keeps one data frame in
+//! the NIC and releases the next when its flow's rate allows (see [`sender`]).
+//! A flow is one message (its own QP, as in HPCC's simulator), starting at line rate.
+//!
+//! Settings: [`RoceConfig`] with `preset` (the paper, HPCC's Mellanox version with and
+//! without window, the SFC seed); choices the sources leave open are documented there
+//! and in `docs/model.md`, "RoCE with DCQCN". Probes (flow = message id):
+//! `roce_rate_bps`, `roce_target_bps`, `roce_alpha` at every rate change. Counters:
+//! [`RoceStats`] (summary key `roce`).
+
+pub mod config;
+pub mod dcqcn;
+mod presets;
+mod receiver;
+mod sender;
+pub mod wire;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::{
+    AlphaUpdate, ClampTarget, DcqcnParams, HyperIncrease, LossRecovery, RoceConfig, RoceConfigError, RocePreset, RoceSettings, SeedAiUnit, SeedReading,
+    SeedTimer,
+};
+
+use crate::error::{invalid, BuildError};
+use crate::framing::L4Headers;
+use crate::packet::{flags, Packet};
+use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, StatsSection, Transport};
+use crate::units::{BitsPerSec, SimTime};
+use receiver::Receiver;
+use sender::Sender;
+use wire::Frame;
+
+/// RoCE counters (per host, or summed over a run).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct RoceStats {
+    /// Messages started / whose last acknowledgement reached the sender / delivered.
+    pub messages_sent: u64,
+    pub messages_acked: u64,
+    pub messages_received: u64,
+    /// Data packets sent the first time / again (go-back-N, selective repeat, timeout).
+    pub data_sent: u64,
+    pub retransmissions: u64,
+    /// ACKs and NACKs receivers sent / senders received.
+    pub acks_sent: u64,
+    pub acks_received: u64,
+    pub nacks_sent: u64,
+    pub nacks_received: u64,
+    /// NACKs that rewound a go-back-N sender.
+    pub go_back_n_rewinds: u64,
+    /// Timeouts that found packets unacknowledged.
+    pub timeouts: u64,
+    /// Data packets received twice (or for a delivered message) / beyond a gap.
+    pub duplicates: u64,
+    pub out_of_order: u64,
+    /// Marked (CE) data packets received.
+    pub marked_packets: u64,
+    /// CNPs sent by notification points (frames, or flags on ACKs) / received by senders.
+    pub cnps_sent: u64,
+    pub cnps_received: u64,
+    /// Rate cuts, and cuts that hit the minimum rate.
+    pub rate_decreases: u64,
+    pub min_rate_reached: u64,
+    /// Rate-increase events by phase.
+    pub fast_recovery_steps: u64,
+    pub additive_increases: u64,
+    pub hyper_increases: u64,
+    /// ACKs, NACKs or CNPs for a message the sender no longer has.
+    pub stale_control: u64,
+}
+
+impl StatsSection for RoceStats {}
+
+impl RoceStats {
+    fn add(&mut self, o: &RoceStats) {
+        let RoceStats {
+            messages_sent,
+            messages_acked,
+            messages_received,
+            data_sent,
+            retransmissions,
+            acks_sent,
+            acks_received,
+            nacks_sent,
+            nacks_received,
+            go_back_n_rewinds,
+            timeouts,
+            duplicates,
+            out_of_order,
+            marked_packets,
+            cnps_sent,
+            cnps_received,
+            rate_decreases,
+            min_rate_reached,
+            fast_recovery_steps,
+            additive_increases,
+            hyper_increases,
+            stale_control,
+        } = o;
+        self.messages_sent += messages_sent;
+        self.messages_acked += messages_acked;
+        self.messages_received += messages_received;
+        self.data_sent += data_sent;
+        self.retransmissions += retransmissions;
+        self.acks_sent += acks_sent;
+        self.acks_received += acks_received;
+        self.nacks_sent += nacks_sent;
+        self.nacks_received += nacks_received;
+        self.go_back_n_rewinds += go_back_n_rewinds;
+        self.timeouts += timeouts;
+        self.duplicates += duplicates;
+        self.out_of_order += out_of_order;
+        self.marked_packets += marked_packets;
+        self.cnps_sent += cnps_sent;
+        self.cnps_received += cnps_received;
+        self.rate_decreases += rate_decreases;
+        self.min_rate_reached += min_rate_reached;
+        self.fast_recovery_steps += fast_recovery_steps;
+        self.additive_increases += additive_increases;
+        self.hyper_increases += hyper_increases;
+        self.stale_control += stale_control;
+    }
+}
+
+/// The RoCE module.
+pub struct Roce;
+
+impl Transport for Roce {
+    type Config = RoceConfig;
+    type Host = Box<RoceHost>;
+    type Stats = RoceStats;
+
+    fn l4(cfg: &RoceConfig) -> L4Headers {
+        cfg.l4()
+    }
+
+    fn host(cfg: &RoceConfig, at: &HostSite<'_>) -> Result<Box<RoceHost>, BuildError> {
+        let settings = cfg.resolve(at.link_rate).map_err(|e| invalid(at.field, e.to_string()))?;
+        Ok(Box::new(RoceHost::new(settings, at.max_payload(cfg.l4()), at.link_rate)))
+    }
+
+    fn report(host: &Box<RoceHost>, stats: &mut ModuleStats) {
+        stats.roce.get_or_insert_default().add(host.stats());
+    }
+}
+
+/// What both halves read.
+pub(crate) struct Ctx {
+    pub settings: RoceSettings,
+    pub stamp: wire::Stamp,
+    pub max_payload: u64,
+    /// The host's link rate: line rate, and the serialisation time of its frames.
+    pub link_rate: BitsPerSec,
+}
+
+/// RoCE on one host: a sender and a receiver. Timer ids: 0 the sender's pacing timer,
+/// `1 + 4i + k` sender flow `i`'s α (k = 0), rate-decrease check (1), rate increase (2)
+/// and retransmission timeout (3) timers (flow indices are recycled).
+pub struct RoceHost {
+    ctx: Ctx,
+    sender: Sender,
+    receiver: Receiver,
+    stats: RoceStats,
+}
+
+impl RoceHost {
+    pub fn new(settings: RoceSettings, max_payload: u64, link_rate: BitsPerSec) -> RoceHost {
+        let stamp = wire::Stamp {
+            l4: crate::framing::L4Headers::Bytes { bytes: settings.header_bytes },
+            data: settings.data_priority,
+            control: settings.control_priority,
+        };
+        RoceHost { ctx: Ctx { settings, stamp, max_payload, link_rate }, sender: Sender::new(), receiver: Receiver::new(), stats: RoceStats::default() }
+    }
+
+    pub fn stats(&self) -> &RoceStats {
+        &self.stats
+    }
+
+    /// Messages this host sent whose last acknowledgement has not arrived.
+    pub fn unacknowledged(&self) -> usize {
+        self.sender.live()
+    }
+
+    /// (rate in bit/s, target in bit/s, α) of the flow sending message (`slot`, `gen`).
+    pub fn rate_of(&self, slot: u32, gen: u16) -> Option<(u64, u64, f64)> {
+        self.sender.rate_of(slot, gen)
+    }
+}
+
+impl Protocol for RoceHost {
+    fn on_message(&mut self, now: SimTime, msg: &MsgInfo, out: &mut Actions) {
+        self.sender.on_message(now, &self.ctx, msg, &mut self.stats, out);
+    }
+
+    fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
+        let Some(f) = wire::decode(pkt) else { return };
+        match f {
+            Frame::Data { msg, size, psn, .. } => self.receiver.on_data(now, &self.ctx, pkt.src, msg, size, psn, pkt.has(flags::CE), &mut self.stats, out),
+            _ => self.sender.on_frame(now, &self.ctx, &f, &mut self.stats, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
+        if id == sender::PACING_TIMER {
+            self.sender.on_pacing_timer(now, &self.ctx, &mut self.stats, out);
+        } else {
+            self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
+        }
+    }
+
+    fn on_tx_dequeue(&mut self, _now: SimTime, _thread: u16, _out: &mut Actions) {}
+
+    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
+        self.sender.on_tx_done(now, &self.ctx, pkt, &mut self.stats, out);
+    }
+}

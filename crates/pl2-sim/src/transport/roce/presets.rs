@@ -1,0 +1,130 @@
+//! The DCQCN parameter sets behind `preset`, each value with its source. The reasoning
+//! for the values a source leaves open is in `docs/model.md`, "RoCE with DCQCN".
+//!
+//! - `dcqcn_paper`: Zhu et al., SIGCOMM 2015, §3.1 (the algorithm, F = 5, K = 55 µs,
+//!   N = 50 µs, α initially 1) and its parameter list (T = 55 µs, B = 10 MB, g = 1/256,
+//!   R_AI = 40 Mbps). The paper gives no R_HAI and no minimum rate: those are the authors'
+//!   simulator's (bobzhuyb/ns3-rdma e8a27d0, `mix/config.txt`: `RATE_HAI 200Mb/s`,
+//!   `CLAMP_TARGET_RATE 1`; `qbb-net-device.cc:117-121`: `MinRate` 100 Mb/s).
+//! - `hpcc_mellanox`: HPCC's simulator (alibaba-edu/High-Precision-Congestion-Control
+//!   9f4be2a), `simulation/run.py:19-28,99-104` for `--cc dcqcn`: `t_alpha` 1 µs, `t_dec`
+//!   4 µs, `t_inc` 300 µs, g = 1/256, `FAST_RECOVERY_TIMES 1`, `CLAMP_TARGET_RATE 0`,
+//!   `MIN_RATE 1000Mb/s`, AI = 5 Mbps and HAI = 50 Mbps per 25 Gbps of NIC rate; the
+//!   Mellanox algorithm is `rdma-hw.cc:614-739` (no byte counter; CNP as a flag on the ACK
+//!   of a marked packet, `:321-322`).
+//! - `hpcc_mellanox_win`: the same with `HAS_WIN 1`, `VAR_WIN 1` (`run.py:107-108`).
+//! - `sfc_seed`: `../shared/seeds/003_eda4436261382f03.txt:240-251`; what it does not give
+//!   is the paper preset's.
+
+use super::config::{AlphaUpdate, ClampTarget, HyperIncrease, RocePreset, SeedAiUnit, SeedReading, SeedTimer};
+use crate::units::{BitsPerSec, Bytes, Duration};
+
+/// One preset's DCQCN values (the window as a time at line rate).
+pub(super) struct Preset {
+    pub g: f64,
+    pub alpha_init: f64,
+    pub alpha_timer: Duration,
+    pub alpha_update: AlphaUpdate,
+    pub decrease_interval: Duration,
+    pub clamp_target: ClampTarget,
+    pub fast_recovery_steps: u32,
+    pub increase_timer: Duration,
+    pub byte_counter: Option<Bytes>,
+    pub rate_ai: BitsPerSec,
+    pub rate_hai: BitsPerSec,
+    pub hyper_increase: HyperIncrease,
+    pub min_rate: BitsPerSec,
+    pub cnp_interval: Duration,
+    pub cnp_on_ack: bool,
+    pub window: Option<Duration>,
+    pub window_scales_with_rate: bool,
+}
+
+const fn mbps(m: u64) -> BitsPerSec {
+    BitsPerSec(m * 1_000_000)
+}
+
+/// `line_rate` × `f`, to the bit per second below.
+fn share(line_rate: BitsPerSec, f: f64) -> BitsPerSec {
+    BitsPerSec((line_rate.0 as f64 * f) as u64)
+}
+
+fn paper() -> Preset {
+    Preset {
+        g: 1.0 / 256.0,
+        alpha_init: 1.0,
+        alpha_timer: Duration::from_us(55),
+        alpha_update: AlphaUpdate::OnCnp,
+        decrease_interval: Duration::ZERO,
+        clamp_target: ClampTarget::Always,
+        fast_recovery_steps: 5,
+        increase_timer: Duration::from_us(55),
+        byte_counter: Some(Bytes(10_000_000)),
+        rate_ai: mbps(40),
+        rate_hai: mbps(200),
+        hyper_increase: HyperIncrease::Multiplied,
+        min_rate: mbps(100),
+        cnp_interval: Duration::from_us(50),
+        cnp_on_ack: false,
+        window: None,
+        window_scales_with_rate: false,
+    }
+}
+
+fn hpcc(line_rate: BitsPerSec) -> Preset {
+    Preset {
+        g: 1.0 / 256.0,
+        alpha_init: 1.0,
+        alpha_timer: Duration::from_us(1),
+        alpha_update: AlphaUpdate::PerTick,
+        decrease_interval: Duration::from_us(4),
+        clamp_target: ClampTarget::AfterIncrease,
+        fast_recovery_steps: 1,
+        increase_timer: Duration::from_us(300),
+        byte_counter: None,
+        // 5 Mb/s and 50 Mb/s per 25 Gb/s (run.py:100-101).
+        rate_ai: share(line_rate, 5e6 / 25e9),
+        rate_hai: share(line_rate, 50e6 / 25e9),
+        hyper_increase: HyperIncrease::Constant,
+        min_rate: mbps(1000),
+        cnp_interval: Duration::ZERO,
+        cnp_on_ack: true,
+        window: None,
+        window_scales_with_rate: false,
+    }
+}
+
+fn seed(reading: SeedReading, line_rate: BitsPerSec) -> Preset {
+    let (decrease_interval, increase_timer) = match reading.timer {
+        SeedTimer::IncreaseTimer => (Duration::ZERO, Duration::from_us(4)),
+        // T from Mellanox's default rpg_time_reset and HPCC's t_inc (run.py:104).
+        SeedTimer::DecreaseInterval => (Duration::from_us(4), Duration::from_us(300)),
+    };
+    let (rate_ai, rate_hai) = match reading.ai {
+        SeedAiUnit::Gbps => (BitsPerSec(12_500_000), BitsPerSec(25_000_000)),
+        SeedAiUnit::LineRateFraction => (share(line_rate, 0.0125), share(line_rate, 0.025)),
+    };
+    Preset {
+        g: 0.0009813,
+        alpha_timer: Duration::from_us(5),
+        decrease_interval,
+        fast_recovery_steps: 1,
+        increase_timer,
+        byte_counter: Some(Bytes(2_097_152)),
+        rate_ai,
+        rate_hai,
+        cnp_interval: Duration::from_us(4),
+        window: Some(Duration::from_us(15)),
+        ..paper()
+    }
+}
+
+/// The values of `p` for a host whose link runs at `line_rate`.
+pub(super) fn preset(p: RocePreset, reading: SeedReading, line_rate: BitsPerSec) -> Preset {
+    match p {
+        RocePreset::DcqcnPaper => paper(),
+        RocePreset::HpccMellanox => hpcc(line_rate),
+        RocePreset::HpccMellanoxWin => Preset { window_scales_with_rate: true, ..hpcc(line_rate) },
+        RocePreset::SfcSeed => seed(reading, line_rate),
+    }
+}
