@@ -164,3 +164,35 @@ fn bad_pfc_settings_name_the_field_and_the_fix() {
     let e = bad(PfcConfig { xoff: PfcThreshold::Alpha(-1.0), ..pfc(1, true, None) });
     assert!(e.contains("switch.pfc.xoff") && e.contains("alpha"), "{e}");
 }
+
+/// 120 senders into one port (a case a public PFC model failed): every byte arrives,
+/// nothing is dropped, and no port ever starts a frame before its previous one ended
+/// (a resume acted on in the middle of an event must not start a second transmission).
+#[test]
+fn a_hundred_and_twenty_senders_into_one_port_lose_nothing_and_never_overlap_frames() {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts: 121, breakout: 1 };
+    net.switch.pfc = Some(PfcConfig { xoff: PfcThreshold::Bytes(Bytes(4 * FRAME)), ..pfc(u16::MAX, true, None) });
+    net.switch.buffer = Bytes(4 << 20);
+    let msgs = (0..120).map(|s| msg(0, s, 120, 30_000)).collect();
+    let mut sp = spec(net, vec![list(msgs)]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig { max_records: 10_000_000, ..Default::default() });
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let st = sim.pfc_stats().unwrap();
+    assert!(st.pause_frames >= 120 && st.xon_frames >= 120, "{st:?}");
+    sim.finish();
+    let rec = sim.drain_records();
+    assert_eq!(rec.messages.iter().filter(|m| m.finish.is_some()).count(), 120);
+    // Per port, each transmission starts no earlier than the previous one's end.
+    let rate = BitsPerSec::gbps(100);
+    let mut last: std::collections::BTreeMap<u32, u64> = Default::default();
+    for r in rec.trace.iter().filter(|r| r.event == TraceEvent::Tx) {
+        let end = r.time.0 + rate.tx_time(u64::from(r.packet.wire)).0;
+        if let Some(&prev_end) = last.get(&r.port) {
+            assert!(r.time.0 >= prev_end, "port {} starts at {} before {}", r.port, r.time.0, prev_end);
+        }
+        last.insert(r.port, end);
+    }
+}
