@@ -168,10 +168,75 @@ pub struct SwitchConfig {
     #[serde(skip_serializing_if = "QueueDiscipline::is_default")]
     #[schemars(!skip_serializing_if)]
     pub queue: QueueDiscipline,
+    /// Admission by an ingress pool and an egress pool (each with a guaranteed minimum per
+    /// port and a dynamic or static limit per (port, priority)), instead of `alpha` and
+    /// `port_limit`; `buffer` stays the physical size. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub pools: Option<BufferPools>,
     /// Priority flow control (802.1Qbb) on every port of the switch. Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(!skip_serializing_if)]
     pub pfc: Option<PfcConfig>,
+}
+
+/// Ingress and egress buffer pools. A side left out is not accounted for admission
+/// ("disabled", as the SFC seed's runs disable ingress accounting; the bytes are still
+/// counted per ingress port for PFC).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BufferPools {
+    /// The ingress pool: admission by (ingress port, priority). Default none.
+    #[serde(default)]
+    pub ingress: Option<PoolConfig>,
+    /// The egress pool: admission by (egress port, priority). Default none. Lossless
+    /// (PFC) priorities are never refused here.
+    #[serde(default)]
+    pub egress: Option<PoolConfig>,
+}
+
+/// One side's pool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PoolConfig {
+    /// The shared part's size (beyond the ports' guarantees).
+    pub size: Bytes,
+    /// Bytes every port may hold whatever the pool's state (all priorities together).
+    /// Default 0.
+    #[serde(default)]
+    pub guaranteed: Bytes,
+    /// What one (port, priority) may hold beyond its port's guarantee: `{ alpha = 1.0 }`
+    /// (α × the pool's free shared space, Choudhury–Hahne: one queue alone reaches the
+    /// guarantee + α/(1 + α) of the pool) or `{ bytes = "800KB" }`.
+    pub limit: PoolLimit,
+}
+
+/// A per-(port, priority) limit on a pool.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum PoolLimit {
+    /// `{ bytes = "800KB" }`
+    Bytes(Bytes),
+    /// `{ alpha = 1.0 }`
+    Alpha(f64),
+}
+
+impl BufferPools {
+    /// Checks values serde cannot; the error names the field below `pools` and the fix.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        for (side, p) in [("ingress", &self.ingress), ("egress", &self.egress)] {
+            let Some(p) = p else { continue };
+            if p.size.0 == 0 {
+                return Err((format!("{side}.size"), "0B; a pool needs room for at least one frame (e.g. \"16MB\")".into()));
+            }
+            if let PoolLimit::Alpha(a) = p.limit {
+                if !(a.is_finite() && a > 0.0) {
+                    return Err((format!("{side}.limit"), format!("alpha {a}; a positive factor of the pool's free space (e.g. {{ alpha = 1.0 }})")));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Priority flow control (IEEE 802.1Qbb) at a switch: per (ingress port, lossless
@@ -190,7 +255,9 @@ pub struct PfcConfig {
     /// there.
     #[serde(default = "lossless_default")]
     pub priorities: Vec<u8>,
-    /// The XOFF threshold on an (ingress port, lossless priority)'s bytes.
+    /// The XOFF threshold on an (ingress port, lossless priority)'s bytes: bytes, or α ×
+    /// the free part of the ingress pool (`pools.ingress`; without one, of the shared
+    /// buffer). Lossless frames are admitted up to XOFF + headroom whatever the pools say.
     pub xoff: PfcThreshold,
     /// XON sits this far below XOFF: a paused upstream resumes when the bytes fall to
     /// XOFF − `xon_gap`. Default 2 full frames at the network's MTU.
@@ -388,6 +455,7 @@ impl Default for SwitchConfig {
             ecmp: EcmpMode::PerFlow,
             queue: QueueDiscipline::StrictPriority,
             pfc: None,
+            pools: None,
         }
     }
 }

@@ -28,10 +28,12 @@ pub enum DropReason {
     /// A lossless (PFC) frame found its ingress port's headroom full: the headroom was
     /// set smaller than the bytes in flight when a PAUSE goes out.
     Headroom = 8,
+    /// The ingress pool refused it (`switch.pools.ingress`).
+    IngressPool = 9,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 9] = [
+    pub const ALL: [DropReason; 10] = [
         DropReason::BufferFull,
         DropReason::PortLimit,
         DropReason::LinkLoss,
@@ -41,6 +43,7 @@ impl DropReason {
         DropReason::Program,
         DropReason::QueueLimit,
         DropReason::Headroom,
+        DropReason::IngressPool,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -53,6 +56,7 @@ impl DropReason {
             DropReason::Program => "program",
             DropReason::QueueLimit => "queue_limit",
             DropReason::Headroom => "headroom",
+            DropReason::IngressPool => "ingress_pool",
         }
     }
 }

@@ -49,6 +49,9 @@ impl NetworkConfig {
         if let Some(p) = &self.switch.pfc {
             p.check().map_err(|(f, e)| invalid(format!("switch.pfc.{f}"), e))?;
         }
+        if let Some(p) = &self.switch.pools {
+            p.check().map_err(|(f, e)| invalid(format!("switch.pools.{f}"), e))?;
+        }
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
         }
@@ -115,6 +118,9 @@ impl Simulation {
             c.queue.check().map_err(|(f, e)| invalid(format!("switch s{i} queue.{f}"), e))?;
             if let Some(p) = &c.pfc {
                 p.check().map_err(|(f, e)| invalid(format!("switch s{i} pfc.{f}"), e))?;
+            }
+            if let Some(p) = &c.pools {
+                p.check().map_err(|(f, e)| invalid(format!("switch s{i} pools.{f}"), e))?;
             }
         }
         let n_hosts = graph.hosts;
@@ -188,7 +194,10 @@ impl Simulation {
             .enumerate()
             .map(|(s, (ps, sc))| Switch {
                 node: n_hosts + s as u32,
-                buffer: SharedBuffer::new(sc.buffer.0, sc.dynamic_thresholds.then_some(sc.alpha), sc.port_limit.map(|b| b.0), ps.len()),
+                buffer: match &sc.pools {
+                    None => SharedBuffer::new(sc.buffer.0, sc.dynamic_thresholds.then_some(sc.alpha), sc.port_limit.map(|b| b.0), ps.len()),
+                    Some(pools) => SharedBuffer::new(sc.buffer.0, None, None, ps.len()).with_pools(pools),
+                },
                 trim: match &sc.queue {
                     QueueDiscipline::StrictPriority => None,
                     QueueDiscipline::Trimming(t) => Some(TrimRules::new(t, full_frame_wire)),

@@ -136,7 +136,8 @@ impl Simulation {
             PfcThreshold::Bytes(b) => b.0,
             PfcThreshold::Alpha(a) => {
                 let b = &self.switches[index as usize].buffer;
-                (a * b.size.saturating_sub(b.used) as f64) as u64
+                let free = b.ingress_pool.as_ref().map_or(b.size.saturating_sub(b.used), |p| p.free());
+                (a * free as f64) as u64
             }
         }
     }

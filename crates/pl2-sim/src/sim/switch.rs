@@ -319,7 +319,8 @@ impl Simulation {
             }
         } else if admit {
             let sw = &self.switches[index as usize];
-            if let Err(reason) = sw.buffer.admit(egress as usize, prio, wire) {
+            let verdict = if sw.buffer.has_pools() { sw.buffer.admit_pools(egress as usize, ingress as usize, prio, wire, true) } else { sw.buffer.admit(egress as usize, prio, wire) };
+            if let Err(reason) = verdict {
                 let node = sw.node;
                 return self.drop_packet(pkt, reason, node, out);
             }

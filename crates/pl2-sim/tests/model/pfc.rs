@@ -196,3 +196,35 @@ fn a_hundred_and_twenty_senders_into_one_port_lose_nothing_and_never_overlap_fra
         last.insert(r.port, end);
     }
 }
+
+/// The SFC seed's two buffer settings on one incast (16 senders × 200 KB, 100 Gb/s):
+/// PFC runs (a static ingress limit of 800 KB per port and priority, XOFF at 650 KB, no
+/// egress pool) lose nothing; the egress-pool setting without PFC (16 MB pool, 50 KB
+/// guaranteed per port, α = 1, ingress accounting disabled) drops at the egress.
+#[test]
+fn the_sfc_seeds_buffer_settings_are_lossless_with_pfc_and_drop_at_the_egress_without() {
+    use pl2_sim::config::{BufferPools, PoolConfig, PoolLimit};
+    let incast = |pools: BufferPools, pfc_on: bool| {
+        let mut net = NetworkConfig::default();
+        net.topology = TopologyConfig::SingleRack { hosts: 17, breakout: 1 };
+        net.switch.buffer = Bytes(16_000_000);
+        net.switch.pools = Some(pools);
+        if pfc_on {
+            net.switch.pfc = Some(PfcConfig { xoff: PfcThreshold::Bytes(Bytes(650_000)), ..pfc(u16::MAX, true, None) });
+        }
+        let msgs = (0..16).map(|s| msg(0, s, 16, 2_000_000)).collect();
+        let mut sp = spec(net, vec![list(msgs)]);
+        sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+        run(sp, SimTime(u64::MAX / 2))
+    };
+    let pool = |size: u64, g: u64, limit: PoolLimit| PoolConfig { size: Bytes(size), guaranteed: Bytes(g), limit };
+    let lossless = incast(BufferPools { ingress: Some(pool(16_000_000, 0, PoolLimit::Bytes(Bytes(800_000)))), egress: None }, true);
+    assert_eq!(lossless.counters().total_drops(), 0);
+    let lossy = incast(BufferPools { ingress: None, egress: Some(pool(16_000_000, 50_000, PoolLimit::Alpha(1.0))) }, false);
+    let c = lossy.counters();
+    assert!(c.drops[DropReason::BufferFull as usize] > 0 && c.drops[DropReason::IngressPool as usize] == 0, "{c:?}");
+    // One egress queue alone holds at most its 50 KB guarantee + half the 16 MB pool.
+    let peak = lossy.port_max_queue().into_iter().max().unwrap();
+    assert!(peak <= 50_000 + 8_000_000 + 1542, "{peak}");
+    assert!(peak >= 8_000_000, "{peak}");
+}
