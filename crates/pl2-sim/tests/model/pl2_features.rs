@@ -380,3 +380,22 @@ fn equation1_reading_b_keeps_the_queue_bounded() {
         }
     }
 }
+
+/// Issue 24, item 4: the ToR's map of bursts awaiting their first scheduled packet
+/// gained an entry per grant and lost it only when a scheduled first packet came, so
+/// every unsolicited burst that passed (and is never resent) stayed for the whole run.
+/// One 1500 B message every 2 µs (each goes unsolicited: the last GRT is recent) for
+/// 40 ms is 20,000 such bursts; with stale entries (10 ms past their slot) swept, the map
+/// never holds more than two horizons' worth (2 × 5000) plus the sweep's floor of 1024,
+/// where it held all 20,000 before.
+#[test]
+fn the_tors_awaited_bursts_stay_bounded_over_a_long_unsolicited_run() {
+    let mut sp = with(testbed(2, 1, false), Pl2Config::default());
+    let msgs: Vec<_> = (0..20_000u64).map(|i| MessageSpec { time: SimTime(i * 2_000_000), src: 0, dst: 1, size: 1500, thread: 0, priority: 0 }).collect();
+    sp.sources = vec![list(msgs)];
+    let sim = run(sp, SimTime(u64::MAX / 2));
+    let st = sim.module_stats().pl2.unwrap_or_default();
+    assert!(st.switch.unsolicited_passed > 19_000, "the run is unsolicited: {:?}", st.switch);
+    assert!(st.arrival_pending_peak <= 2 * 5000 + 1024, "peak {}", st.arrival_pending_peak);
+    assert!(st.arrival_pending_peak >= 1024, "the sweep's floor was reached: {}", st.arrival_pending_peak);
+}

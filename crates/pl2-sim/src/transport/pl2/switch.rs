@@ -69,6 +69,12 @@ impl ArrivalError {
     }
 }
 
+/// How long after its slot a burst's first packet is still awaited for the arrival-error
+/// statistic: 10 ms, far beyond any queueing a scheduled burst meets in a rack.
+pub const EXPECTED_HORIZON_PS: u64 = 10_000_000_000;
+/// Fewest entries at which `expected` is swept.
+const SWEEP_MIN: usize = 1024;
+
 pub struct Pl2Switch {
     sched: Scheduler,
     /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2),
@@ -81,6 +87,9 @@ pub struct Pl2Switch {
     /// the RSV; ideal mode: to the slot boundary the GRT is relative to). Looked up, never
     /// iterated.
     expected: HashMap<(u32, u32), u64>,
+    /// `expected`'s size after its last sweep of stale entries, and its largest size.
+    swept_len: usize,
+    pub expected_peak: usize,
     /// Arrival error of scheduled bursts (first packet's arrival − its slot).
     pub arrival: ArrivalError,
     /// Frames naming a host the scheduler does not know (a wiring error), forwarded.
@@ -100,6 +109,8 @@ impl Pl2Switch {
             acts: Vec::new(),
             dequeue,
             expected: HashMap::new(),
+            swept_len: 0,
+            expected_peak: 0,
             arrival: ArrivalError::default(),
             unknown: 0,
         })
@@ -111,6 +122,23 @@ impl Pl2Switch {
 
     pub fn scheduler(&self) -> &Scheduler {
         &self.sched
+    }
+
+    /// Bounds `expected`: a burst whose first scheduled packet has not come
+    /// [`EXPECTED_HORIZON_PS`] after its slot never will (it went unsolicited and passed,
+    /// or its first packet was dropped), so its entry is removed. Sweeps run when the map
+    /// has doubled since the last one (at least [`SWEEP_MIN`] entries), so they cost
+    /// amortised O(1) per grant. Which entries go depends only on their times, never on
+    /// the map's order. A packet arriving after its entry went only loses its
+    /// arrival-error sample.
+    fn sweep_expected(&mut self, now: u64) {
+        let n = self.expected.len();
+        self.expected_peak = self.expected_peak.max(n);
+        if n < SWEEP_MIN.max(2 * self.swept_len) {
+            return;
+        }
+        self.expected.retain(|_, at| at.saturating_add(EXPECTED_HORIZON_PS) > now);
+        self.swept_len = self.expected.len();
     }
 
 }
@@ -159,6 +187,7 @@ impl SwitchLogic for Pl2Switch {
                         SwitchAction::SendGrtCopy(g) => wire::encode_grt(&g, true),
                     });
                 }
+                self.sweep_expected(now);
                 Verdict::Consume
             }
             Some(Control::Cancel(c)) => {
@@ -188,6 +217,7 @@ impl Program for Pl2Switch {
     fn report(&self, stats: &mut ModuleStats, counters: &Counters) {
         let st: &mut Pl2Stats = stats.pl2.get_or_insert_default();
         st.arrival_error.merge(&self.arrival);
+        st.arrival_pending_peak = st.arrival_pending_peak.max(self.expected_peak as u64);
         let (a, t) = (self.stats(), &mut st.switch);
         t.rsvs += a.rsvs;
         t.grants += a.grants;
