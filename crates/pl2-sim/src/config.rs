@@ -162,6 +162,15 @@ pub struct SwitchConfig {
     pub ecn: EcnConfig,
     /// ECMP mode. Default per-flow.
     pub ecmp: EcmpMode,
+    /// What a frame that is not ECN-capable meets where an ECN-capable one would be
+    /// marked (`ecn`): `pass` (default: a mark-only queue; Polo's evaluation needs the
+    /// baselines' frames to pass its 5-packet threshold) or `drop` (RED and WRED with ECN
+    /// on real switches and in ns-3: the non-ECT frame is dropped, so TCP without ECN is
+    /// held at the threshold beside DCTCP). Decided at enqueue, with the arriving frame
+    /// counted, for both settings of `at_dequeue`.
+    #[serde(skip_serializing_if = "NonEct::is_pass")]
+    #[schemars(!skip_serializing_if)]
+    pub non_ect: NonEct,
     /// How each output port queues frames. Default `strict_priority`.
     // Left out of the canonical form at its default, so scenarios written before the key
     // existed keep their form and hash; the schema still shows it.
@@ -337,6 +346,23 @@ impl PfcConfig {
     }
 }
 
+/// What happens to a frame that is not ECN-capable over the marking threshold.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NonEct {
+    /// It passes unmarked (a mark-only queue). Default.
+    #[default]
+    Pass,
+    /// It is dropped (RED/WRED with ECN).
+    Drop,
+}
+
+impl NonEct {
+    fn is_pass(&self) -> bool {
+        *self == NonEct::Pass
+    }
+}
+
 /// How a switch's output ports queue frames (every port of the switch alike; per-switch
 /// overrides choose it per switch).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default, schemars::JsonSchema)]
@@ -453,6 +479,7 @@ impl Default for SwitchConfig {
             port_limit: None,
             ecn: EcnConfig::Off,
             ecmp: EcmpMode::PerFlow,
+            non_ect: NonEct::Pass,
             queue: QueueDiscipline::StrictPriority,
             pfc: None,
             pools: None,

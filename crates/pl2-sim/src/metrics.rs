@@ -30,10 +30,13 @@ pub enum DropReason {
     Headroom = 8,
     /// The ingress pool refused it (`switch.pools.ingress`).
     IngressPool = 9,
+    /// A frame that is not ECN-capable found its queue over the marking threshold where
+    /// the switch drops such frames (`switch.non_ect = "drop"`, as RED/WRED with ECN do).
+    NonEct = 10,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 10] = [
+    pub const ALL: [DropReason; 11] = [
         DropReason::BufferFull,
         DropReason::PortLimit,
         DropReason::LinkLoss,
@@ -44,6 +47,7 @@ impl DropReason {
         DropReason::QueueLimit,
         DropReason::Headroom,
         DropReason::IngressPool,
+        DropReason::NonEct,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +61,7 @@ impl DropReason {
             DropReason::QueueLimit => "queue_limit",
             DropReason::Headroom => "headroom",
             DropReason::IngressPool => "ingress_pool",
+            DropReason::NonEct => "non_ect",
         }
     }
 }

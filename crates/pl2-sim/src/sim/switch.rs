@@ -4,7 +4,7 @@
 
 use super::network::{Owner, Switch};
 use super::Simulation;
-use crate::config::{EcmpMode, EcnConfig};
+use crate::config::{EcmpMode, EcnConfig, NonEct};
 use crate::engine::Ev;
 use crate::metrics::{DropReason, DropRecord, PortWindow, TraceEvent};
 use crate::net::program::{ProgramIo, Verdict};
@@ -326,6 +326,11 @@ impl Simulation {
             }
         }
         let sw = &mut self.switches[index as usize];
+        if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize][prio] + wire) {
+            // RED/WRED with ECN: a packet that cannot be marked is dropped instead.
+            let node = sw.node;
+            return self.drop_packet(pkt, DropReason::NonEct, node, out);
+        }
         sw.buffer.add(egress as usize, ingress as usize, prio, wire);
         if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
             self.maybe_mark(out, pkt);
@@ -367,21 +372,7 @@ impl Simulation {
         let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
         let q = sw.buffer.egress[local as usize][pk.prio() as usize];
-        let mark = match sw.cfg.ecn {
-            EcnConfig::Off => false,
-            EcnConfig::Step { threshold, .. } => q >= threshold.0,
-            EcnConfig::Red { min, max, p_max, .. } => {
-                if q < min.0 {
-                    false
-                } else if q >= max.0 {
-                    true
-                } else {
-                    let f = (q - min.0) as f64 / (max.0 - min.0).max(1) as f64;
-                    sw.rng.chance(f * p_max)
-                }
-            }
-        };
-        if mark {
+        if over_marking(sw, q) {
             self.arena.get_mut(pkt).flags |= flags::CE;
         }
     }
@@ -421,6 +412,25 @@ impl Simulation {
         self.arena.free(pkt);
         if data {
             self.settle_frame(slot, gen, true);
+        }
+    }
+}
+
+/// Whether a queue of `q` bytes (the arriving frame included) is over switch `sw`'s
+/// marking threshold: the step, or RED's probability drawn now.
+fn over_marking(sw: &mut Switch, q: u64) -> bool {
+    match sw.cfg.ecn {
+        EcnConfig::Off => false,
+        EcnConfig::Step { threshold, .. } => q >= threshold.0,
+        EcnConfig::Red { min, max, p_max, .. } => {
+            if q < min.0 {
+                false
+            } else if q >= max.0 {
+                true
+            } else {
+                let f = (q - min.0) as f64 / (max.0 - min.0).max(1) as f64;
+                sw.rng.chance(f * p_max)
+            }
         }
     }
 }

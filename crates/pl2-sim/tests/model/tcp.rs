@@ -467,3 +467,43 @@ fn quick_acks_acknowledge_the_first_segments_one_by_one() {
     assert_eq!(run(1), (5, 1.0));
     assert_eq!(run(3), (6, 1.0));
 }
+
+/// Issue 24: one DCTCP flow and one CUBIC flow (no ECN) share a 100 Gb/s port marked at
+/// 30 KB. With a mark-only queue (`non_ect = "pass"`, the default) CUBIC's frames are never
+/// held back and it fills the buffer while DCTCP backs off: DCTCP gets a small share. With
+/// RED/WRED's rule (`non_ect = "drop"`, as ns-3's RED queue with ECN) CUBIC's frames over
+/// the threshold are dropped, CUBIC is held near it, and DCTCP gets most of the link
+/// (ns-3: 98%).
+#[test]
+fn non_ect_frames_over_the_marking_threshold_pass_or_are_dropped() {
+    use pl2_sim::config::NonEct;
+    use pl2_sim::sim::Source;
+    let share = |non_ect: NonEct| {
+        let mut net = NetworkConfig::default();
+        net.topology = pl2_sim::config::TopologyConfig::SingleRack { hosts: 3, breakout: 1 };
+        net.switch.ecn = EcnConfig::Step { threshold: Bytes(30_000), at_dequeue: false };
+        net.switch.non_ect = non_ect;
+        let mut sp = spec(net, vec![]);
+        sp.transport = TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Dctcp), ..TcpConfig::default() });
+        sp.transports = vec![TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Cubic), ..TcpConfig::default() })];
+        sp.sources = vec![
+            Source::List { msgs: vec![msg(0, 0, 2, 400_000_000)], next: 0, transport: 0 },
+            Source::List { msgs: vec![msg(0, 1, 2, 400_000_000)], next: 0, transport: 1 },
+        ];
+        let mut sim = Simulation::new(sp).expect("valid");
+        let mut clock = ProgressClock::new(std::time::Duration::from_secs(3600));
+        sim.run(StopAt { end: SimTime(10 * MS), all_delivered: true, event_budget: None }, &mut clock, &mut |_| true);
+        assert_conserved(&sim);
+        let drops = sim.counters().drops[pl2_sim::metrics::DropReason::NonEct as usize];
+        let tx = sim.port_tx_bytes();
+        let (d, c) = (tx[sim.host_port(0) as usize] as f64, tx[sim.host_port(1) as usize] as f64);
+        (d / (d + c), drops)
+    };
+    let (pass, pass_drops) = share(NonEct::Pass);
+    let (drop, drop_drops) = share(NonEct::Drop);
+    println!("DCTCP's share: mark-only {pass:.3}, RED with ECN {drop:.3} ({drop_drops} non-ECT drops)");
+    assert_eq!(pass_drops, 0);
+    assert!(drop_drops > 0);
+    assert!(pass < 0.2, "mark-only: DCTCP's share {pass}");
+    assert!(drop > 0.7, "RED with ECN: DCTCP's share {drop}");
+}
