@@ -166,6 +166,8 @@ def summary_table(result: RunResult) -> Table:
             ("iteration time p99 (ms)", fmt_num(tl["p99"] / 1e9 if tl.get("p99") else None, 4)),
             ("iterations total (s)", fmt_num(it.get("total_ps", 0) / 1e12, 4)),
         ]
+    for i, d in enumerate(s.get("diagnosis") or []):
+        rows.append(("why frames were lost" if i == 0 else "", d))
     for k, v in rows:
         t.add_row(k, v)
     notes = []

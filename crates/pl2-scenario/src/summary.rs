@@ -138,7 +138,9 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         })),
     });
     // Each module's counters under its name (`null` when the run does not use it).
-    let Value::Object(modules) = serde_json::to_value(sim.module_stats()).expect("plain counters") else { unreachable!("counters by module name") };
+    let stats = sim.module_stats();
+    summary.as_object_mut().expect("an object").insert("diagnosis".into(), json!(stats.diagnose(c)));
+    let Value::Object(modules) = serde_json::to_value(stats).expect("plain counters") else { unreachable!("counters by module name") };
     summary.as_object_mut().expect("an object").extend(modules);
     Ok(summary)
 }

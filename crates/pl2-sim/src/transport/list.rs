@@ -106,6 +106,20 @@ macro_rules! transports {
             $( pub $module: Option<<$module::$marker as $crate::transport::Transport>::Stats>, )+
         }
 
+        impl ModuleStats {
+            /// Every used module's diagnosis of the run (`StatsSection::diagnose`), in list
+            /// order.
+            pub fn diagnose(&self, run: &$crate::metrics::Counters) -> Vec<String> {
+                let mut out = Vec::new();
+                $(
+                    if let Some(s) = &self.$module {
+                        out.extend($crate::transport::StatsSection::diagnose(s, run));
+                    }
+                )+
+                out
+            }
+        }
+
         impl serde::Serialize for ModuleStats {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 use serde::ser::SerializeMap;

@@ -46,6 +46,11 @@ pub trait Transport {
 pub trait StatsSection: Clone + std::fmt::Debug + Default + PartialEq + Serialize {
     /// Whether the summary has a key for them.
     const IN_SUMMARY: bool = true;
+    /// What went wrong in the run, in a sentence each, from these counters and the run's
+    /// (e.g. which mechanism lost frames, and the setting that avoids it). Default none.
+    fn diagnose(&self, _run: &crate::metrics::Counters) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 impl StatsSection for () {

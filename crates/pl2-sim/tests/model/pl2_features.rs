@@ -399,3 +399,27 @@ fn the_tors_awaited_bursts_stay_bounded_over_a_long_unsolicited_run() {
     assert!(st.arrival_pending_peak <= 2 * 5000 + 1024, "peak {}", st.arrival_pending_peak);
     assert!(st.arrival_pending_peak >= 1024, "the sweep's floor was reached: {}", st.arrival_pending_peak);
 }
+
+/// Issue 25: a PL2 run that loses frames to full buffers says which hole of Algorithms 1
+/// and 2 lost them and which setting avoids it. 8 senders each sending 100 messages of
+/// 64 KB, one every 5 µs, into one host of a 9-host rack (default network) lose frames
+/// with PL2's defaults; with `low_load = false` they do not, and the diagnosis is empty.
+#[test]
+fn a_lossy_pl2_run_names_the_mechanism_and_the_setting_that_avoids_it() {
+    let diagnose = |cfg: Pl2Config| {
+        let mut net = NetworkConfig::default();
+        net.topology = TopologyConfig::SingleRack { hosts: 9, breakout: 1 };
+        let mut sp = with(net, cfg);
+        let msgs: Vec<_> = (0..100u64).flat_map(|i| (0..8).map(move |s| MessageSpec { time: SimTime(i * 5_000_000), src: s, dst: 8, size: 64_000, thread: u16::MAX, priority: 0 })).collect();
+        sp.sources = vec![list(msgs)];
+        let sim = run(sp, SimTime(50_000_000_000));
+        let lost = sim.counters().drops[DropReason::BufferFull as usize] + sim.counters().drops[DropReason::PortLimit as usize];
+        (lost, sim.module_stats().diagnose(sim.counters()))
+    };
+    let (lost, why) = diagnose(Pl2Config::default());
+    assert!(lost > 0, "the defaults lose frames here");
+    assert!(!why.is_empty() && why.iter().all(|d| d.contains("low_load = false")), "{why:?}");
+    let (lost, why) = diagnose(Pl2Config { low_load: false, ..Pl2Config::default() });
+    assert_eq!(lost, 0);
+    assert!(why.is_empty(), "{why:?}");
+}

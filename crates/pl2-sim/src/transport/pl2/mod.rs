@@ -95,7 +95,36 @@ pub struct Pl2Stats {
     pub late_frames: u64,
 }
 
-impl StatsSection for Pl2Stats {}
+impl StatsSection for Pl2Stats {
+    /// Frames lost to full buffers under PL2 come from one of the two holes of Algorithms
+    /// 1 and 2 as the paper writes them (issue 24): counter drift, or unsolicited bursts
+    /// the counters cannot see. Both are named, with the setting that avoids them.
+    fn diagnose(&self, run: &crate::metrics::Counters) -> Vec<String> {
+        use crate::metrics::DropReason;
+        let lost = run.drops[DropReason::BufferFull as usize] + run.drops[DropReason::PortLimit as usize];
+        if lost == 0 {
+            return Vec::new();
+        }
+        let sw = &self.switch;
+        let mut out = Vec::new();
+        if sw.counter_drift_packets > 0 {
+            out.push(format!(
+                "PL2 lost {lost} frames to full buffers with the ToR's counters {} packets low for good (counter drift: an unsolicited burst passed the T rule, its GRT then chose a slot above t, and the resent copy was counted again). low_load = false avoids it (no unsolicited bursts), at one RSV–GRT exchange per burst.",
+                sw.counter_drift_packets
+            ));
+        }
+        if sw.unsolicited_passed > 0 {
+            out.push(format!(
+                "PL2 lost {lost} frames to full buffers while {} unsolicited packets passed the T rule: an unsolicited burst holds its reservation for well under a microsecond, so neither t at the sender nor T at the switch sees the queue such bursts build. low_load = false avoids it.",
+                sw.unsolicited_passed
+            ));
+        }
+        if out.is_empty() {
+            out.push(format!("PL2 lost {lost} frames to full buffers with no unsolicited burst and no counter drift: the scheduled traffic itself overflowed (check the buffer size against K × senders)."));
+        }
+        out
+    }
+}
 
 impl Pl2Stats {
     /// Adds one host's sender and receiver counters.
