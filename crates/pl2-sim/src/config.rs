@@ -228,7 +228,10 @@ pub enum SfcPauseTime {
     #[default]
     DrainToTarget,
     /// The same `time` for every signal.
-    Fixed { time: Duration },
+    Fixed {
+        /// The pause every signal carries (e.g. "4us").
+        time: Duration,
+    },
 }
 
 /// Key of SFC's suppression entries (each switch keeps its own).
