@@ -302,6 +302,16 @@ impl SfcConfig {
         }
         Ok(())
     }
+
+    /// Checks SFC against the same switch's PFC: signals must not ride in a lossless
+    /// class (a PAUSE would hold up the signal meant to relieve it).
+    pub fn check_with(&self, pfc: Option<&PfcConfig>) -> Result<(), (&'static str, String)> {
+        self.check()?;
+        if let Some(p) = pfc.filter(|p| p.priorities.contains(&self.signal_priority)) {
+            return Err(("signal_priority", format!("{} is lossless under pfc.priorities {:?}; signals must travel in a class PFC never pauses (7 by default)", self.signal_priority, p.priorities)));
+        }
+        Ok(())
+    }
 }
 
 /// Priority flow control (IEEE 802.1Qbb) at a switch: per (ingress port, lossless

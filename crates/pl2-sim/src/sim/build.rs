@@ -51,7 +51,7 @@ impl NetworkConfig {
             p.check().map_err(|(f, e)| invalid(format!("switch.pfc.{f}"), e))?;
         }
         if let Some(s) = &self.switch.sfc {
-            s.check().map_err(|(f, e)| invalid(format!("switch.sfc.{f}"), e))?;
+            s.check_with(self.switch.pfc.as_ref()).map_err(|(f, e)| invalid(format!("switch.sfc.{f}"), e))?;
         }
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
@@ -129,7 +129,7 @@ impl Simulation {
                 p.check().map_err(|(f, e)| invalid(format!("switch s{i} pfc.{f}"), e))?;
             }
             if let Some(s) = &c.sfc {
-                s.check().map_err(|(f, e)| invalid(format!("switch s{i} sfc.{f}"), e))?;
+                s.check_with(c.pfc.as_ref()).map_err(|(f, e)| invalid(format!("switch s{i} sfc.{f}"), e))?;
             }
         }
         let n_hosts = graph.hosts;

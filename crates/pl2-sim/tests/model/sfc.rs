@@ -26,7 +26,7 @@
 //!   the signal travelled (frames 96 and 97), less what left meanwhile, to a frame.
 
 use super::common::*;
-use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, SfcConfig, SfcPauseTime, SfcSuppressKey, TopologyConfig};
+use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, SfcConfig, SfcPauseTime, SfcSuppressKey, TopologyConfig};
 use pl2_sim::dist::DelayDist;
 use pl2_sim::metrics::{DropReason, TraceEvent, TraceRecord};
 use pl2_sim::packet::PktKind;
@@ -270,4 +270,18 @@ fn bad_sfc_settings_name_the_field() {
     assert!(e.contains("switch.sfc.priorities"), "{e}");
     let e = err(SfcConfig { pause_time: SfcPauseTime::Fixed { time: Duration::ZERO }, ..SfcConfig::default() });
     assert!(e.contains("switch.sfc.pause_time"), "{e}");
+    let mut net = NetworkConfig::default();
+    net.switch.sfc = Some(SfcConfig::default());
+    net.switch.pfc = Some(PfcConfig {
+        priorities: vec![3, 7],
+        xoff: PfcThreshold::Bytes(Bytes(650_000)),
+        xon_gap: None,
+        headroom: None,
+        response_time: Duration::ZERO,
+        pause_quanta: u16::MAX,
+        refresh: true,
+        deadlock_after: Duration::from_ms(10),
+    });
+    let e = Simulation::new(spec(net, vec![])).err().expect("signals in a lossless class").to_string();
+    assert!(e.contains("switch.sfc.signal_priority") && e.contains("lossless"), "{e}");
 }
