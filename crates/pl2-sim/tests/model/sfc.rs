@@ -1,6 +1,6 @@
 //! Source Flow Control (802.1Qdw) against hand-worked timelines: a pause that drains the
 //! queue to the target, suppression, the key of suppression, the ToR proxy's PFC PAUSE
-//! and its timing, egress drops without PFC, conservation, bad settings.
+//! and its timing, egress drops without PFC, conservation, determinism, bad settings.
 //!
 //! The timeline network: host 0 sends one RoCE flow (DCQCN never cuts: no switch marks)
 //! at 100 Gb/s through a store-and-forward switch with no pipeline latency to host 1,
@@ -239,7 +239,9 @@ fn sfc_without_pfc_can_drop_and_every_frame_is_accounted_for() {
     let msgs = (0..8).map(|s| msg(0, s, 8, 200_000)).collect();
     let mut sp = spec(net, vec![list(msgs)]);
     sp.transport = TransportConfig::Roce(RoceConfig::default());
-    let mut sim = run(sp, END);
+    let mut sim = run(sp.clone(), END);
+    let again = run(sp, END);
+    assert_eq!((again.sfc_stats(), again.counters().drops, again.now()), (sim.sfc_stats(), sim.counters().drops, sim.now()), "deterministic");
     let drops = sim.counters().drops[DropReason::BufferFull as usize];
     assert!(drops > 0 && drops == sim.counters().total_drops(), "{:?}", sim.counters().drops);
     let st = sim.sfc_stats().unwrap();
