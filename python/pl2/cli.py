@@ -139,6 +139,9 @@ def summary_table(result: RunResult) -> Table:
     if pfc:
         rows.append(("PFC: PAUSE / XON frames sent", f"{pfc.get('pause_frames', 0)} / {pfc.get('xon_frames', 0)}"))
         rows.append(("PFC: time priorities spent paused (µs, summed over ports)", fmt_us(pfc.get("paused_ps"))))
+    sfc = s.get("sfc")
+    if sfc:
+        rows.append(("SFC: signals sent / suppressed / proxied", f"{sfc.get('signals_sent', 0)} / {sfc.get('signals_suppressed', 0)} / {sfc.get('signals_proxied', 0)}"))
     dl = s.get("pause_deadlock")
     if dl:
         rows.insert(1, ("PAUSE DEADLOCK (run stopped)", f"at {fmt_us(dl['at_ps'])} µs, priority {dl['prio']}: {' → '.join(dl['ports'])}"))

@@ -417,6 +417,7 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordB
         pl2_sim::packet::PktKind::Ack => "ack",
         pl2_sim::packet::PktKind::Control => "control",
         pl2_sim::packet::PktKind::Pause => "pause",
+        pl2_sim::packet::PktKind::Sfc => "sfc",
     };
     Columns::default()
         .u64("time_ps", rows.iter().map(|r| r.time.0))

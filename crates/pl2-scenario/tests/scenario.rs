@@ -398,3 +398,29 @@ fn two_tcp_transports_on_one_thread_keep_their_probe_series_apart() {
     assert_eq!(series.keys().map(|k| k.0).collect::<Vec<_>>(), ["dc", "default"], "{series:?}");
     assert!(series.values().all(|&n| n >= 2), "each series keeps its own rows on the grid: {series:?}");
 }
+
+#[test]
+fn sfc_settings_parse_name_their_fields_and_count_in_the_summary() {
+    // Absent, `sfc` stays out of the canonical form (the pinned hash above holds).
+    assert!(!Scenario::parse(BASE, Path::new(".")).unwrap().canonical().contains("sfc"));
+    let net = "seed = 3\n[run]\nduration = \"200us\"\n[network]\ntopology = { kind = \"single_rack\", hosts = 5 }\n[transport]\nkind = \"roce\"\n\
+               [[workload]]\nkind = \"incast\"\nsenders = \"0..4\"\nreceiver = 4\nsize = \"300KB\"\ncount = 1\ninterval = \"1ms\"\n";
+    let with = |sfc: &str| format!("{net}[network.switch]\nsfc = {sfc}\n");
+    let e = err(&with("{ trigger = \"100KB\", bogus = 1 }"));
+    assert!(e.contains("bogus"), "{e}");
+    let e = err(&with("{ target = \"120KB\" }"));
+    assert!(e.contains("switch.sfc.target"), "{e}");
+    let e = err(&with("{ pause_time = { kind = \"fixed\" } }"));
+    assert!(e.contains("time"), "{e}");
+    let text = with("{ suppress_per = \"source\", pause_time = { kind = \"fixed\", time = \"2us\" } }");
+    let sc = Scenario::parse(&text, Path::new(".")).unwrap();
+    let canon = sc.canonical();
+    assert!(canon.contains("suppress_per = \"source\"") && canon.contains("trigger = \"100000B\""), "{canon}");
+    assert_eq!(Scenario::parse(&canon, Path::new(".")).unwrap(), sc);
+    let (s, _, _) = message_rows(&with("{}"));
+    let sfc = &s["sfc"];
+    assert!(sfc["signals_sent"].as_u64().unwrap() > 0, "{sfc}");
+    assert_eq!(sfc["signals_delivered"], sfc["signals_sent"], "{sfc}");
+    assert_eq!(s["roce"]["sfc_pauses"], sfc["signals_sent"]);
+    assert!(s["pfc"].is_null());
+}

@@ -187,6 +187,146 @@ pub struct SwitchConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(!skip_serializing_if)]
     pub pfc: Option<PfcConfig>,
+    /// Source Flow Control (IEEE 802.1Qdw) at the switch's egress queues. Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub sfc: Option<SfcConfig>,
+}
+
+/// Source Flow Control (IEEE 802.1Qdw, the seed `003_eda4436261382f03`): when a frame of
+/// an SFC priority joins an egress queue and that (port, priority)'s bytes (frames waiting
+/// and the one being serialised, as the shared buffer counts them) reach `trigger`, the
+/// switch sends a signal frame straight to the frame's source host, carrying a pause
+/// duration (`pause_time`); the source's transport pauses the flow (or, with `proxy`,
+/// the source's ToR turns the signal into a PFC PAUSE of the data's priority towards the
+/// source NIC). One signal per (switch, `suppress_per` key) per `suppression`; once that
+/// has run out the next frame enqueued at or above the trigger sends a new one. See
+/// `docs/model.md`, "SFC".
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SfcConfig {
+    /// Egress (port, priority) bytes at or above which an enqueue signals. Default 100KB.
+    #[serde(default = "sfc_trigger")]
+    pub trigger: Bytes,
+    /// Queue depth the pause aims to drain to (`pause_time = drain_to_target`). Default
+    /// 50KB (64KB in the seed's fairness runs).
+    #[serde(default = "sfc_target")]
+    pub target: Bytes,
+    /// No second signal for the same key from this switch within this time. Default 6 µs.
+    #[serde(default = "sfc_suppression")]
+    pub suppression: Duration,
+    /// What a suppression entry is keyed by, besides the switch. Default `flow`.
+    #[serde(default)]
+    pub suppress_per: SfcSuppressKey,
+    /// Priorities whose queues trigger signals. Default [3] (RoCE's data class).
+    #[serde(default = "sfc_priorities")]
+    pub priorities: Vec<u8>,
+    /// Priority the signal travels in (a class PFC never pauses). Default 7.
+    #[serde(default = "sfc_signal_priority")]
+    pub signal_priority: u8,
+    /// How long the signal tells the source to pause. Default `drain_to_target`.
+    #[serde(default)]
+    pub pause_time: SfcPauseTime,
+    /// The switch attached to the signal's destination host converts it into a PFC
+    /// PAUSE towards that host's NIC (for NICs that only speak PFC). Default false.
+    #[serde(default)]
+    pub proxy: bool,
+}
+
+/// The pause a signal carries.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SfcPauseTime {
+    /// (queue bytes − `target`) × 8 / the egress port's rate, rounded up to the
+    /// picosecond: the time the port needs to bring the queue down to the target if
+    /// nothing more arrives. Default.
+    #[default]
+    DrainToTarget,
+    /// The same `time` for every signal.
+    Fixed {
+        /// The pause every signal carries (e.g. "4us").
+        time: Duration,
+    },
+}
+
+/// Key of SFC's suppression entries (each switch keeps its own).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SfcSuppressKey {
+    /// The triggering frame's (source host, `flow`): every flow is told once. Default.
+    #[default]
+    Flow,
+    /// The triggering frame's source host: one signal per host per period, whichever of
+    /// its flows triggers it.
+    Source,
+}
+
+fn sfc_trigger() -> Bytes {
+    Bytes(100_000)
+}
+fn sfc_target() -> Bytes {
+    Bytes(50_000)
+}
+fn sfc_suppression() -> Duration {
+    Duration::from_us(6)
+}
+fn sfc_priorities() -> Vec<u8> {
+    vec![3]
+}
+fn sfc_signal_priority() -> u8 {
+    7
+}
+
+impl Default for SfcConfig {
+    fn default() -> Self {
+        SfcConfig {
+            trigger: sfc_trigger(),
+            target: sfc_target(),
+            suppression: sfc_suppression(),
+            suppress_per: SfcSuppressKey::default(),
+            priorities: sfc_priorities(),
+            signal_priority: sfc_signal_priority(),
+            pause_time: SfcPauseTime::default(),
+            proxy: false,
+        }
+    }
+}
+
+impl SfcConfig {
+    /// Checks values serde cannot; the error names the field below `sfc` and the fix.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.trigger.0 == 0 {
+            return Err(("trigger", "0B; the trigger must be a positive queue depth (the seed's is \"100KB\")".into()));
+        }
+        if self.target.0 >= self.trigger.0 {
+            return Err(("target", format!("{} is not below the trigger {}; the pause drains the queue from the trigger down to the target (the seed: 50KB under 100KB)", self.target, self.trigger)));
+        }
+        if self.priorities.is_empty() || self.priorities.iter().any(|&p| p > 7) {
+            return Err(("priorities", format!("{:?}; list the priorities whose queues signal, each 0..=7 (e.g. [3])", self.priorities)));
+        }
+        if self.signal_priority > 7 {
+            return Err(("signal_priority", format!("{}; priorities are 0..=7 (7, never paused, is the default)", self.signal_priority)));
+        }
+        if self.priorities.contains(&self.signal_priority) {
+            return Err(("signal_priority", format!("{} is one of the SFC priorities {:?}; signals must travel in a class that neither triggers signals nor is paused", self.signal_priority, self.priorities)));
+        }
+        if let SfcPauseTime::Fixed { time } = self.pause_time {
+            if time.0 == 0 {
+                return Err(("pause_time", "a fixed time of 0 pauses nothing; give a duration such as \"4us\"".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks SFC against the same switch's PFC: signals must not ride in a lossless
+    /// class (a PAUSE would hold up the signal meant to relieve it).
+    pub fn check_with(&self, pfc: Option<&PfcConfig>) -> Result<(), (&'static str, String)> {
+        self.check()?;
+        if let Some(p) = pfc.filter(|p| p.priorities.contains(&self.signal_priority)) {
+            return Err(("signal_priority", format!("{} is lossless under pfc.priorities {:?}; signals must travel in a class PFC never pauses (7 by default)", self.signal_priority, p.priorities)));
+        }
+        Ok(())
+    }
 }
 
 /// Ingress and egress buffer pools. A side left out is not accounted for admission
@@ -483,6 +623,7 @@ impl Default for SwitchConfig {
             queue: QueueDiscipline::StrictPriority,
             pfc: None,
             pools: None,
+            sfc: None,
         }
     }
 }

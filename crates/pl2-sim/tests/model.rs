@@ -16,6 +16,7 @@ mod model {
     mod overrides;
     mod paths;
     mod pfc;
+    mod sfc;
     mod pl2;
     mod pl2_features;
     mod phost;

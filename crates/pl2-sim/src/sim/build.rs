@@ -7,6 +7,7 @@ use super::trace::Tracer;
 use super::{probes, Simulation};
 use crate::config::{NetworkConfig, QueueDiscipline};
 use super::pfc::{default_headroom, Pfc, PfcRules};
+use super::sfc::{Sfc, SfcRules};
 use super::trimming::TrimRules;
 use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
@@ -52,6 +53,9 @@ impl NetworkConfig {
         if let Some(p) = &self.switch.pools {
             p.check().map_err(|(f, e)| invalid(format!("switch.pools.{f}"), e))?;
         }
+        if let Some(s) = &self.switch.sfc {
+            s.check_with(self.switch.pfc.as_ref()).map_err(|(f, e)| invalid(format!("switch.sfc.{f}"), e))?;
+        }
         if self.switch.buffer.0 < 2 * 1542 {
             return Err(invalid("switch.buffer", format!("{}; the buffer must hold at least two full frames", self.switch.buffer)));
         }
@@ -65,11 +69,11 @@ impl NetworkConfig {
     }
 }
 
-/// PFC's state when some switch runs it: each switch's rules and, per port, the
-/// headroom of the link that port's frames come in over (its own link: both directions
-/// alike).
+/// PFC's state when some switch runs it (or is an SFC proxy, which sends PAUSE frames
+/// through PFC's MAC-control queues): each switch's rules and, per port, the headroom of
+/// the link that port's frames come in over (its own link: both directions alike).
 fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
-    if cfgs.iter().all(|c| c.pfc.is_none()) {
+    if cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
         return None;
     }
     let rules = cfgs.iter().map(|c| c.pfc.as_ref().map(|p| PfcRules::new(p, full_frame_wire))).collect();
@@ -85,6 +89,14 @@ fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], po
         }
     }
     Some(Box::new(Pfc::new(rules, headroom)))
+}
+
+/// SFC's state when some switch runs it.
+fn build_sfc(cfgs: &[crate::config::SwitchConfig]) -> Option<Box<Sfc>> {
+    if cfgs.iter().all(|c| c.sfc.is_none()) {
+        return None;
+    }
+    Some(Box::new(Sfc::new(cfgs.iter().map(|c| c.sfc.as_ref().map(SfcRules::new)).collect())))
 }
 
 /// A source's transport index names one of the run's `n` transports.
@@ -121,6 +133,9 @@ impl Simulation {
             }
             if let Some(p) = &c.pools {
                 p.check().map_err(|(f, e)| invalid(format!("switch s{i} pools.{f}"), e))?;
+            }
+            if let Some(s) = &c.sfc {
+                s.check_with(c.pfc.as_ref()).map_err(|(f, e)| invalid(format!("switch s{i} sfc.{f}"), e))?;
             }
         }
         let n_hosts = graph.hosts;
@@ -188,6 +203,7 @@ impl Simulation {
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
         let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, full_frame_wire, net.framing.mac_control_wire());
+        let sfc = build_sfc(&switch_cfg);
         let switches: Vec<Switch> = switch_ports
             .into_iter()
             .zip(switch_cfg)
@@ -296,6 +312,7 @@ impl Simulation {
             timers: Vec::new(),
             port_rng,
             pfc,
+            sfc,
         };
         sim.install_programs()?;
         sim.validate_sources()?;

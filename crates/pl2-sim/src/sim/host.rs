@@ -200,6 +200,9 @@ impl Simulation {
         }
         self.counters.packets_delivered += 1;
         let p = *self.arena.get(pkt);
+        if p.kind == PktKind::Sfc {
+            self.sfc_delivered();
+        }
         if let Some(t) = self.times(pkt).copied() {
             self.critical = Some((p.msg, p.msg_gen, p.created, t));
         }

@@ -24,6 +24,7 @@ mod ideal;
 mod messages;
 mod network;
 mod pfc;
+mod sfc;
 mod probes;
 mod round_trip;
 mod run;
@@ -37,6 +38,7 @@ pub use crate::packet::MAX_TRANSPORTS;
 pub use crate::transport::TransportConfig;
 pub use faults::FaultSpec;
 pub use pfc::{Deadlock, PfcStats};
+pub use sfc::SfcStats;
 pub use round_trip::base_round_trip;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
 pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
@@ -113,6 +115,8 @@ pub struct Simulation {
     pub(crate) port_rng: Vec<SimRng>,
     /// PFC's state, if any switch runs it.
     pub(crate) pfc: Option<Box<pfc::Pfc>>,
+    /// SFC's state, if any switch runs it.
+    pub(crate) sfc: Option<Box<sfc::Sfc>>,
 }
 
 impl Simulation {
@@ -172,6 +176,10 @@ impl Simulation {
     pub fn pfc_stats(&self) -> Option<PfcStats> {
         let pfc = self.pfc.as_ref()?;
         Some(PfcStats { paused_ps: self.pfc_paused_ps(), ..pfc.stats.clone() })
+    }
+    /// SFC's counters (`None`: no switch runs SFC).
+    pub fn sfc_stats(&self) -> Option<SfcStats> {
+        Some(self.sfc.as_ref()?.stats.clone())
     }
     /// The pause deadlock that stopped the run, if one did.
     pub fn pause_deadlock(&self) -> Option<&Deadlock> {

@@ -199,7 +199,7 @@ impl Simulation {
 
     /// Queues a PAUSE (or, with `quanta` 0, an XON) for priority `prio` on port `port`,
     /// to go out as soon as the frame on the wire ends.
-    fn send_pause(&mut self, port: u32, prio: u8, quanta: u16) {
+    pub(super) fn send_pause(&mut self, port: u32, prio: u8, quanta: u16) {
         let (node, peer) = match self.ports[port as usize].owner {
             Owner::Switch { index, .. } => (self.switches[index as usize].node, self.ports[port as usize].peer),
             Owner::Host(h) => (h, self.ports[port as usize].peer),

@@ -255,6 +255,9 @@ impl Simulation {
         };
         let p = self.arena.get(pkt);
         let (out, tp) = (p.next_port, p.transport());
+        if p.kind == PktKind::Sfc && self.sfc_intercept(index, out, pkt) {
+            return;
+        }
         let sw = &mut self.switches[index as usize];
         let node = sw.node;
         let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
@@ -290,6 +293,13 @@ impl Simulation {
     /// The egress port switch `index` forwards `pkt` on now (`u32::MAX`: no route).
     pub(super) fn next_hop(&mut self, index: u32, pkt: PktId) -> u32 {
         let pk = self.arena.get(pkt);
+        let mode = self.path_modes[pk.transport() as usize];
+        choose_hop(self.routes.next_hops(index, pk.dst), mode, &mut self.switches[index as usize], pk)
+    }
+
+    /// The egress port switch `index` would forward frame `pk` (not yet allocated) on
+    /// now (`u32::MAX`: no route).
+    pub(super) fn next_hop_of(&mut self, index: u32, pk: &Packet) -> u32 {
         let mode = self.path_modes[pk.transport() as usize];
         choose_hop(self.routes.next_hops(index, pk.dst), mode, &mut self.switches[index as usize], pk)
     }
@@ -341,6 +351,9 @@ impl Simulation {
         self.port_queue_add(out, wire);
         if lossless {
             self.pfc_after_enqueue(index, ingress, prio as u8);
+        }
+        if self.sfc.as_ref().is_some_and(|s| s.watches(index, prio)) {
+            self.sfc_after_enqueue(index, out, pkt);
         }
         self.kick_port(out);
     }

@@ -154,6 +154,10 @@ impl Protocol for RawHost {
     }
 
     fn on_packet(&mut self, _now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
+        // Only data is ours (an SFC signal for a raw flow is ignored: raw never slows down).
+        if pkt.kind != PktKind::Data {
+            return;
+        }
         let e = self.rx.entry(pkt.msg).or_insert((pkt.msg_gen, 0));
         if e.0 != pkt.msg_gen {
             // A message of an earlier generation of this slot lost a frame and never

@@ -243,7 +243,8 @@ impl Protocol for NdpHost {
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
         let (ctx, st) = (&self.ctx, &mut self.stats);
-        match wire::decode(pkt) {
+        let Some(frame) = wire::decode(pkt) else { return };
+        match frame {
             Frame::Data(d) => self.receiver.on_data(now, ctx, pkt.src, pkt.flow, &d, false, u64::from(pkt.payload), st, out),
             Frame::Header(d) => self.receiver.on_data(now, ctx, pkt.src, pkt.flow, &d, true, 0, st, out),
             Frame::Returned(d) => self.sender.on_returned(now, ctx, &d, st, out),

@@ -183,7 +183,7 @@ fn ctls(out: &Actions) -> Vec<(CtlKind, u32, u32, u32, bool)> {
     out.sends
         .iter()
         .map(|s| match decode(&as_packet(s, 1)) {
-            Frame::Ctl(c) => (c.kind, c.index, c.pull_no, c.cum, c.pull),
+            Some(Frame::Ctl(c)) => (c.kind, c.index, c.pull_no, c.cum, c.pull),
             f => panic!("{f:?}"),
         })
         .collect()

@@ -146,7 +146,9 @@ pub fn tag_of(p: &Packet) -> u8 {
     p.proto & TAG_MASK
 }
 
-pub fn decode(p: &Packet) -> Frame {
+/// The frame `p` carries; `None` for frames that are not NDP's (an SFC signal: NDP does
+/// not act on them).
+pub fn decode(p: &Packet) -> Option<Frame> {
     let msg = Msg { slot: p.msg, gen: p.msg_gen };
     let tag = p.proto & TAG_MASK;
     match p.kind {
@@ -159,13 +161,13 @@ pub fn decode(p: &Packet) -> Frame {
                 tag,
                 resent: p.has_proto(proto::RETX),
             };
-            if p.has(flags::RETURNED) {
+            Some(if p.has(flags::RETURNED) {
                 Frame::Returned(d)
             } else if p.has(flags::TRIMMED) {
                 Frame::Header(d)
             } else {
                 Frame::Data(d)
-            }
+            })
         }
         PktKind::Ack | PktKind::Control => {
             let kind = match (p.kind, p.has_proto(NACK)) {
@@ -173,7 +175,7 @@ pub fn decode(p: &Packet) -> Frame {
                 (_, true) => CtlKind::Nack,
                 _ => CtlKind::Ack,
             };
-            Frame::Ctl(CtlHdr {
+            Some(Frame::Ctl(CtlHdr {
                 kind,
                 msg,
                 index: p.seq,
@@ -181,9 +183,10 @@ pub fn decode(p: &Packet) -> Frame {
                 cum: (p.aux >> 32) as u32,
                 pull: kind == CtlKind::Pull || p.has_proto(PULL),
                 tag,
-            })
+            }))
         }
         PktKind::Pause => unreachable!("PAUSE frames are link-local: the network consumes them"),
+        PktKind::Sfc => None,
     }
 }
 
@@ -202,21 +205,22 @@ mod tests {
         let d = DataHdr { msg: M, index: 1_000_000, size: SIZE_MASK, prio: 7, tag: 5, resent: true };
         let s = encode_data(3, 255, &d, 9000, &S, 2);
         let p = s.to_packet(0, SimTime::ZERO, PPP);
-        assert_eq!(decode(&p), Frame::Data(d));
+        assert_eq!(decode(&p), Some(Frame::Data(d)));
         assert_eq!((p.wire, p.flow, p.prio()), (9064, 255, 0), "htsim's 9064 B data frame");
         assert!(p.has(flags::TRIMMABLE));
         // What a trimming queue leaves: the same fields, no payload, the TRIMMED flag.
         let h = Packet { payload: 0, flags: p.flags | flags::TRIMMED, ..p };
-        assert_eq!(decode(&h), Frame::Header(d));
+        assert_eq!(decode(&h), Some(Frame::Header(d)));
         let r = Packet { flags: h.flags | flags::RETURNED, ..h };
-        assert_eq!(decode(&r), Frame::Returned(d));
+        assert_eq!(decode(&r), Some(Frame::Returned(d)));
         for kind in [CtlKind::Ack, CtlKind::Nack, CtlKind::Pull] {
             for pull in [false, true] {
                 let c = CtlHdr { kind, msg: M, index: 7, pull_no: u32::MAX, cum: u32::MAX - 1, pull: pull || kind == CtlKind::Pull, tag: 3 };
                 let p = encode_ctl(1, 9, &c, &S, 0).to_packet(0, SimTime::ZERO, PPP);
-                assert_eq!(decode(&p), Frame::Ctl(c));
+                assert_eq!(decode(&p), Some(Frame::Ctl(c)));
                 assert_eq!((p.wire, p.prio(), p.flow), (64, 7, 9), "htsim's 64 B control frame");
             }
         }
+        assert_eq!(decode(&Packet { kind: PktKind::Sfc, ..Default::default() }), None);
     }
 }

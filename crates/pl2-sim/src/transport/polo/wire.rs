@@ -114,7 +114,7 @@ pub fn decode(p: &Packet) -> Option<Frame> {
             DONE => Some(Frame::Done { msg }),
             _ => None,
         },
-        PktKind::Pause => None,
+        PktKind::Pause | PktKind::Sfc => None,
     }
 }
 

@@ -17,6 +17,10 @@
 //! the NIC and releases the next when its flow's rate allows (see [`sender`]).
 //! A flow is one message (its own QP, as in HPCC's simulator), starting at line rate.
 //!
+//! Source Flow Control (`sim/sfc.rs`): a switch's SFC signal names the flow of the data
+//! frame that triggered it; the sender pauses that flow alone for the signal's duration
+//! ([`sender`]); the host's other flows keep their pacing.
+//!
 //! Settings: [`RoceConfig`] with `preset` (the paper, HPCC's Mellanox version with and
 //! without window, the SFC seed); choices the sources leave open are documented there
 //! and in `docs/model.md`, "RoCE with DCQCN". Probes (flow = message id):
@@ -83,6 +87,11 @@ pub struct RoceStats {
     pub hyper_increases: u64,
     /// ACKs, NACKs or CNPs for a message the sender no longer has.
     pub stale_control: u64,
+    /// SFC signals that paused one of the host's flows / named a flow it no longer has.
+    pub sfc_pauses: u64,
+    pub sfc_stale: u64,
+    /// Time SFC signals added to flows' pauses (ps; overlapping pauses counted once).
+    pub sfc_paused_ps: u64,
 }
 
 impl StatsSection for RoceStats {}
@@ -112,6 +121,9 @@ impl RoceStats {
             additive_increases,
             hyper_increases,
             stale_control,
+            sfc_pauses,
+            sfc_stale,
+            sfc_paused_ps,
         } = o;
         self.messages_sent += messages_sent;
         self.messages_acked += messages_acked;
@@ -135,6 +147,9 @@ impl RoceStats {
         self.additive_increases += additive_increases;
         self.hyper_increases += hyper_increases;
         self.stale_control += stale_control;
+        self.sfc_pauses += sfc_pauses;
+        self.sfc_stale += sfc_stale;
+        self.sfc_paused_ps += sfc_paused_ps;
     }
 }
 
@@ -210,6 +225,9 @@ impl Protocol for RoceHost {
     }
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
+        if let Some((msg, pause_ps)) = wire::sfc_pause(pkt) {
+            return self.sender.on_sfc(now, &self.ctx, msg, pause_ps, &mut self.stats, out);
+        }
         let Some(f) = wire::decode(pkt) else { return };
         match f {
             Frame::Data { msg, size, psn, .. } => self.receiver.on_data(now, &self.ctx, pkt.src, msg, size, psn, pkt.has(flags::CE), &mut self.stats, out),

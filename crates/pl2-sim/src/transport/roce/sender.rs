@@ -18,6 +18,12 @@
 //!   to it (go-back-N, `RecoverQueue`, `rdma-hw.cc:495-497`) or queues that one packet
 //!   (selective repeat). The timeout, restarted by every data frame sent and every
 //!   acknowledgement that advances, rewinds to (or resends) the first unacknowledged PSN.
+//! - SFC: a signal for a flow makes its pacer send nothing before the signal's arrival +
+//!   its pause (a later signal extends the pause, never shortens it). The pause is kept
+//!   apart from the pacing time (a rate change recomputes that one), and neither the
+//!   flow's DCQCN state nor its timers change. A data frame already in the NIC still
+//!   goes. The host's other flows are not paused: they take the NIC in round robin as
+//!   before.
 
 use super::dcqcn::{Arm, Change, Rp};
 use super::receiver::{packets_of, payload_of};
@@ -55,6 +61,8 @@ struct Flow {
     resend: VecDeque<u32>,
     rp: Rp,
     next_avail: SimTime,
+    /// SFC: the flow sends nothing before this.
+    paused_until: SimTime,
     /// When the flow's last frame started to serialise, and its wire bytes.
     last_start: SimTime,
     last_wire: u64,
@@ -117,6 +125,7 @@ impl Sender {
             resend: VecDeque::new(),
             rp: Rp::new(ctx.settings.dcqcn.line_rate, &ctx.settings.dcqcn),
             next_avail: now,
+            paused_until: SimTime::ZERO,
             last_start: now,
             last_wire: 0,
         };
@@ -148,8 +157,9 @@ impl Sender {
             if !f.has_work() || f.window_bound(ctx) {
                 continue;
             }
-            if f.next_avail > now {
-                earliest = Some(earliest.map_or(f.next_avail, |e| e.min(f.next_avail)));
+            let ready = f.next_avail.max(f.paused_until);
+            if ready > now {
+                earliest = Some(earliest.map_or(ready, |e| e.min(ready)));
                 continue;
             }
             self.cursor = pos + 1;
@@ -270,6 +280,22 @@ impl Sender {
             Self::arm(idx, a, out);
             self.moved(idx, ctx, c, st, out);
         }
+        self.pump(now, ctx, st, out);
+    }
+
+    /// An SFC signal for flow `msg`: it sends nothing for `pause_ps` from now.
+    pub fn on_sfc(&mut self, now: SimTime, ctx: &Ctx, msg: MsgRef, pause_ps: u64, st: &mut RoceStats, out: &mut Actions) {
+        let Some(&idx) = self.index.get(&(msg.slot, msg.gen)) else {
+            st.sfc_stale += 1;
+            return;
+        };
+        let f = self.flows.get_mut(idx).expect("indexed flows are live");
+        let until = now + crate::units::Duration(pause_ps);
+        if until > f.paused_until {
+            st.sfc_paused_ps += until.0 - f.paused_until.max(now).0;
+            f.paused_until = until;
+        }
+        st.sfc_pauses += 1;
         self.pump(now, ctx, st, out);
     }
 

@@ -320,3 +320,45 @@ fn presets_fill_only_unset_fields_and_bad_values_name_the_field() {
     let win = RoceConfig { preset: RocePreset::HpccMellanoxWin, window: Some(Duration::from_us(12)), ..RoceConfig::default() };
     assert_eq!(params(win).window, Some(Bytes(150_000)));
 }
+
+#[test]
+fn an_sfc_signal_pauses_its_flow_alone_and_a_later_one_extends_the_pause() {
+    // Two flows (messages 3/1 and 4/1) take the NIC in turn at line rate. A signal for
+    // message 3 at 100 ns with a 1 µs pause: the frame of message 3 in the NIC goes; then
+    // message 4 alone sends, back to back. A second signal at 500 ns for 2 µs extends
+    // the pause to 2,500,000 ps (the overlap counted once: 2.4 µs paused). Message 3
+    // takes its turn again at the first transmit opportunity after that: when message
+    // 4's frame started at 20 × SER ends, 21 × SER = 2,590,560 ps.
+    let mut h = host(RoceConfig { increase_timer: Some(Duration::from_ms(100)), ..RoceConfig::default() });
+    let mut out = Actions::default();
+    let m4 = MsgInfo { slot: 4, id: 43, ..msg(40 * MP) };
+    h.on_message(SimTime::ZERO, &msg(40 * MP), &mut out);
+    h.on_message(SimTime::ZERO, &m4, &mut out);
+    assert_eq!(out.sends.iter().map(|s| s.msg).collect::<Vec<_>>(), [3], "one frame in the NIC");
+    let signal = |pause_ps: u64| Packet { kind: PktKind::Sfc, msg: 3, msg_gen: 1, flow: 42, aux: pause_ps, prio_transport: 7, ..Packet::default() };
+    let mut in_nic = out.sends[0];
+    out.clear();
+    h.on_packet(SimTime(100_000), &signal(1_000_000), &HostView::default(), &mut out);
+    assert!(out.sends.is_empty(), "the NIC still holds message 3's frame");
+    let mut sent = vec![];
+    let mut now = SER;
+    while now < 3_000_000 {
+        if now >= 500_000 && h.stats().sfc_pauses == 1 {
+            h.on_packet(SimTime(500_000), &signal(2_000_000), &HostView::default(), &mut out);
+        }
+        h.on_tx_done(SimTime(now), &packet(&in_nic), &mut out);
+        in_nic = out.sends[0];
+        sent.push((now, in_nic.msg));
+        out.clear();
+        now += SER;
+    }
+    let first_3 = sent.iter().find(|(_, m)| *m == 3).unwrap().0;
+    assert_eq!(first_3, 21 * SER);
+    assert_eq!(sent.iter().take_while(|(_, m)| *m == 4).count(), 20, "{sent:?}");
+    assert_eq!(sent[21].1, 4, "then the two alternate again");
+    let st = h.stats();
+    assert_eq!((st.sfc_pauses, st.sfc_stale, st.sfc_paused_ps), (2, 0, 2_400_000));
+    // A signal for a message the host no longer has is stale.
+    h.on_packet(SimTime(3_000_000), &Packet { msg: 9, ..signal(1) }, &HostView::default(), &mut out);
+    assert_eq!(h.stats().sfc_stale, 1);
+}

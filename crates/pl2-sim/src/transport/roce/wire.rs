@@ -6,6 +6,7 @@
 //! | ACK | `Ack` / `control_priority` | receiver → sender; `seq` = the next PSN expected (every packet below it arrived); `aux` type 1; bit 48 = a CNP rides on it |
 //! | NACK | `Ack` / `control_priority` | receiver → sender: a gap; `seq` = the PSN expected (also acknowledges those below it); `aux` type 2; bit 48 as the ACK's |
 //! | CNP | `Control` / `control_priority` | receiver → sender: congestion notification for the flow; `seq` = the PSN of the marked packet; `aux` type 3 |
+//! | SFC signal | `Sfc` / the switch's signal priority | a switch → the sender (never sent by RoCE): `msg`/`msg_gen`/`flow` of the data frame that triggered it; `aux` = pause in ps ([`sfc_pause`]) |
 //!
 //! Type is `aux` bits 56-63. Every frame but data carries no payload (a minimum-size
 //! frame) and is its own hand-over unit; only data is ECN-capable. `DropControl` names an
@@ -71,6 +72,11 @@ pub fn decode(p: &Packet) -> Option<Frame> {
     }
 }
 
+/// The flow and the pause (ps) an SFC signal (sent by a switch, not by RoCE) carries.
+pub fn sfc_pause(p: &Packet) -> Option<(MsgRef, u64)> {
+    (p.kind == PktKind::Sfc).then_some((MsgRef { slot: p.msg, gen: p.msg_gen, flow: p.flow }, p.aux))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +104,10 @@ mod tests {
         }
         // Another transport's control frame (type 0) is not ours.
         assert_eq!(decode(&Packet { kind: PktKind::Control, ..Default::default() }), None);
+        // An SFC signal is no RoCE frame, but names the flow and the pause.
+        let sig = Packet { kind: PktKind::Sfc, msg: 5, msg_gen: 2, flow: 9, aux: 4_000_000, ..Default::default() };
+        assert_eq!(decode(&sig), None);
+        assert_eq!(sfc_pause(&sig), Some((MsgRef { slot: 5, gen: 2, flow: 9 }, 4_000_000)));
+        assert_eq!(sfc_pause(&Packet::default()), None);
     }
 }
