@@ -237,9 +237,11 @@ impl Simulation {
         if self.injected_drop(pkt) {
             return self.drop_packet(pkt, DropReason::Injected, peer, port);
         }
-        self.arena.get_mut(pkt).enqueued = now;
+        let pk = self.arena.get_mut(pkt);
+        pk.enqueued = now;
+        let pause = pk.kind == PktKind::Pause;
         self.trace(TraceEvent::Arrive, peer, port, pkt);
-        if self.arena.get(pkt).kind == PktKind::Pause {
+        if pause {
             return self.on_pause_frame(port, pkt);
         }
         match peer_host {
