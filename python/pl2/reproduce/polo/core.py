@@ -64,4 +64,5 @@ def section(agg: dict, designs: list[str], ns: list[int], r: int, avail: float) 
         f"| \"99th percentile tail latency is close to pHost\" | at {big} senders: Polo "
         f"{incast.p99s(polo)}, pHost {incast.p99s(ph)}, Homa {incast.p99s(agg[('Homa', big)])}, NDP {incast.p99s(agg[('NDP', big)])} |",
     ]
+    md += ["", *incast.why_text(agg, designs, ns)]
     return "\n".join(md)

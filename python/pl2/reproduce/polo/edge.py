@@ -20,7 +20,7 @@ def rounds(quick: bool) -> int:
 
 
 def run(ctx: Context) -> str:
-    designs = [*DESIGNS, "Homa 5 ms"]
+    designs = [*DESIGNS, "Homa 5 ms", "NDP rearm"]
     ns = senders(ctx.quick)
     js = incast.jobs(ctx, NAME, "edge", designs, ns, rounds(ctx.quick))
     df = incast.rows(ctx, js)
@@ -40,7 +40,9 @@ def section(agg: dict, designs: list[str], ns: list[int], r: int) -> str:
     md = [
         f"Setting: N senders and the receiver on one switch (links 12.5 µs), {r} synchronised rounds of one 100 KB flow "
         "per sender (`ps_shuffle`, global barrier); the receiver's 1 Gbps downlink is the bottleneck. Homa runs with the "
-        "slides' 1 ms and with a 5 ms RESEND timeout (`resend_timeout`). Columns as in the core experiment.",
+        "slides' 1 ms and with a 5 ms RESEND timeout (`resend_timeout`); `NDP rearm` is a diagnostic (NDP with "
+        "`rto_rearm = true`), not a design of the slides. Columns as in the core experiment. Seeds change only random "
+        "choices (NDP's path and trimming draws); the other designs on one path make none, so their seeds repeat.",
         "",
         table(incast.HEAD, incast.table_rows(agg, designs, ns)),
         "",
@@ -54,5 +56,7 @@ def section(agg: dict, designs: list[str], ns: list[int], r: int) -> str:
         + "; ".join(f"{n}: {incast.p99s(agg[('Polo', n)])} / {incast.p99s(agg[('NDP', n)])} / {incast.p99s(agg[('Homa', n)])}" for n in ns) + " |",
         "| (motivation) Homa's goodput depends on its timeout, 1 ms vs 5 ms | Homa 1 ms / 5 ms goodput: "
         + "; ".join(f"{n}: {g('Homa', n):.0f} / {g('Homa 5 ms', n):.0f}" for n in ns) + " Mbps |",
+        "",
+        *incast.why_text(agg, designs, ns),
     ]
     return "\n".join(md)

@@ -50,9 +50,10 @@ def jobs(ctx: Context, sweep: str, where: str, designs: Sequence[str], senders: 
                                           "gradient_size": f"{FLOW_B}B", "iterations": rounds, "barrier": "global"}]
             if where == "core":
                 wls.append(background(n, n + 2, cap_ms))
+            # A trace of the receiver's frames: which unfinished flows it never heard of.
             sc = build(f"{sweep}-{where}-{design.replace(' ', '').replace('^', '')}-{n}", design, topo, wls,
                        duration_ms=cap_ms, link_delay=delay, background=where == "core",
-                       stop_when_delivered=where != "core")
+                       stop_when_delivered=where != "core", trace={"nodes": [f"h{recv}"], "max_records": 50_000_000})
             out += [Job(sc, {"figure": sweep, "where": where, "design": design, "senders": n}, seed, sweep) for seed in ctx.seeds]
     return out
 
@@ -82,6 +83,12 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
             bg = res.messages.filter((pl.col("dst") == n + 2) & (pl.col("start_ps") >= t0) & (pl.col("start_ps") < t1))
             bg_share = bg["finish_ps"].is_not_null().sum() / bg.height if bg.height else 1.0
         drops = s.get("drops") or {}
+        # Unfinished flows no data packet of which (from their start on) reached the
+        # receiver: a receiver-driven design cannot learn of them.
+        arr = res.trace.filter((pl.col("event") == "arrive") & (pl.col("kind") == "data") & (pl.col("node") == f"h{recv}"))
+        first_arrival = arr.group_by("src").agg(pl.col("time_ps").max().alias("last_ps"))
+        unf = m.filter(pl.col("finish_ps").is_null()).join(first_arrival, on="src", how="left")
+        never = int(unf.filter(pl.col("last_ps").is_null() | (pl.col("last_ps") < pl.col("start_ps"))).height)
         out.append({
             "where": where, "design": design, "senders": n, "seed": job.seed,
             "rounds_done": done.height, "rounds": it.height,
@@ -89,7 +96,7 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
             "bg_delivered_share": bg_share if where == "core" else None,
             "drops_port_limit": int(drops.get("port_limit", 0)), "drops_queue_limit": int(drops.get("queue_limit", 0)),
             "fct_p50_us": pct(lat, 0.5), "fct_p99_us": pct(lat, 0.99), "fct_max_us": max(lat) if lat else None,
-            "flows": m.height, "unfinished": m.height - fin.height,
+            "flows": m.height, "unfinished": m.height - fin.height, "unfinished_never_heard": never,
             "max_queue_bytes": int(max((s.get("max_queue_bytes") or {}).values(), default=0)),
             **c,
         })
@@ -110,7 +117,7 @@ def aggregate(df: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
             "dq": int(g["drops_queue_limit"].sum()),
             "p99": mean_ci([x for x in g["fct_p99_us"].to_list() if x is not None and math.isfinite(x)]),
             "p99_inf": any(x is None or not math.isfinite(x) for x in g["fct_p99_us"].to_list()),
-            "unfinished": int(g["unfinished"].sum()), "flows": int(g["flows"].sum()),
+            "unfinished": int(g["unfinished"].sum()), "flows": int(g["flows"].sum()), "never": int(g["unfinished_never_heard"].sum()),
             "drops": int(g["drops"].sum()), "trims": int(g["trims"].sum()), "timeouts": int(g["timeouts"].sum()),
             "retx": int(g["retransmissions"].sum()), "aborted": int(g["aborted"].sum()),
             "q": int(g["max_queue_bytes"].max()),
@@ -154,15 +161,65 @@ def table_rows(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str
             a = agg[(d, n)]
             p99 = "∞ (unfinished)" if a["p99_inf"] else fmt_ci(*a["p99"], digits=0)
             rows.append([n, d, fmt_ci(*a["good"], digits=1), f"{a['bound']:.1f}", "–" if a["bg"] is None else f"{a['bg']:.3f}",
-                         p99, a["rounds"], f"{a['unfinished']}/{a['flows']}", a["drops"], a["trims"], a["timeouts"], a["retx"],
+                         p99, a["rounds"], f"{a['unfinished']}/{a['flows']} ({a['never']})", a["drops"], a["trims"], a["timeouts"], a["retx"],
                          a["aborted"], f"{a['q'] / 1000:.1f}"])
     return rows
 
 
-HEAD = ["senders", "design", "goodput Mbps", "bound Mbps", "background delivered", "p99 FCT µs", "rounds done", "unfinished flows", "drops",
+HEAD = ["senders", "design", "goodput Mbps", "bound Mbps", "background delivered", "p99 FCT µs", "rounds done", "unfinished flows (of them, never heard of by the receiver)", "drops",
         "trims", "timeouts", "retransmissions", "aborted", "max queue KB"]
 
 
 def p99s(a: dict[str, Any]) -> str:
     """An aggregate's p99 as text (∞ when it falls on an unfinished flow)."""
     return "∞ (unfinished)" if a["p99_inf"] else f"{a['p99'][0]:.0f} µs"
+
+
+def failures(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str], senders: Sequence[int]) -> str:
+    """Where designs left flows unfinished, with how many the receiver never heard of."""
+    parts = [f"{d} at N = {n}: {a['unfinished']} of {a['flows']} flows unfinished, {a['never']} of them never heard of "
+             f"by the receiver, {a['aborted']} aborted" for n in senders for d in designs if (a := agg[(d, n)])["unfinished"]]
+    return "; ".join(parts) if parts else "none"
+
+
+def why_text(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str], senders: Sequence[int]) -> list[str]:
+    """The measured reasons shared by the core and edge sections."""
+    lossless = [n for n in senders if agg[("Polo", n)]["drops"] == 0 and agg[("Polo", n)]["timeouts"] == 0]
+    ln = lossless[0] if lossless else None
+    out = ["**Where ours differs, and why (measured).**", ""]
+    if ln is not None:
+        a = agg[("Polo", ln)]
+        out.append(
+            f"- **Polo below its bound even without loss**: at N = {ln} Polo drops nothing and never times out, yet reaches "
+            f"{a['good'][0]:.0f} of {a['bound']:.0f} Mbps ({a['good'][0] / a['bound']:.0%}). The receiver's link idles: "
+            "D, the driving packets per epoch, follows a sawtooth that falls to its floor of 1 after a congestion event "
+            "(marks keep arriving for several epochs while the queue drains, and each epoch subtracts ⌈M/2⌉) and then "
+            "grows by one per epoch; see the D trace and the link-idle share in the queue section (`polo-queue`).")
+    out.append(
+        "- **Polo's timeouts** (column timeouts) are recovery 3 firing after a tail loss of a first burst or for a flow "
+        "the shared D did not drive for 1 ms; each costs that flow 1 ms, and a round lasts until its last flow. The queue "
+        "section classifies every one from a trace.")
+    out.append(
+        "- **Unfinished flows** (a round that never ends stops the whole run: goodput 0): " + failures(agg, designs, senders) + ".")
+    homa = [agg[(d, n)] for d in designs if d.startswith("Homa") for n in senders]
+    hu, hn = sum(a["unfinished"] for a in homa), sum(a["never"] for a in homa)
+    if hu:
+        out.append(
+            f"  Homa: {hn} of its {hu} unfinished flows never got a packet to the receiver. Homa's receiver learns of a "
+            "message only from its packets; when all of a message's unscheduled packets are dropped at the full port (N × "
+            "12 packets arrive at once at a port that holds 55 full frames), nothing reaches the receiver, and pl2's Homa, "
+            "like the Homa simulator, has no sender-side timeout that would resend it (`docs/model.md`, Homa, \"Loss\"). "
+            "The others it heard of, and gave up on after 5 RESEND rounds without an answer (`aborted`).")
+    ndp = [agg[("NDP", n)] for n in senders if "NDP" in designs]
+    nu, nn = sum(a["unfinished"] for a in ndp), sum(a["never"] for a in ndp)
+    if nu:
+        txt = (f"  NDP: {nu} unfinished flows, {nn} of them never heard of. NDP's timeout resends an overdue packet once and "
+               "never again (`rto_rearm = false`, htsim's rule), so a flow whose resend is lost again (its header dropped "
+               "at the full header FIFO, column drops) stalls for good.")
+        if "NDP rearm" in designs:
+            ru = sum(agg[("NDP rearm", n)]["unfinished"] for n in senders)
+            txt += (f" With `rto_rearm = true` (row `NDP rearm`, a diagnostic, not the slides' setting) {ru} flows stay "
+                    "unfinished at the same N: " + "; ".join(f"{n}: {agg[('NDP rearm', n)]['good'][0]:.0f} Mbps"
+                                                              for n in senders) + ".")
+        out.append(txt)
+    return out

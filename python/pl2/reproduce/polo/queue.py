@@ -27,21 +27,29 @@ def run(ctx: Context) -> str:
         # Polo's runs keep a full trace: its timeouts are classified from it.
         sc = build(f"{NAME}-{d}-{n}", d, {"kind": "single_rack", "hosts": n + 1}, [wl], duration_ms=dur, link_delay="12500ns",
                    trace={"max_records": 5_000_000} if d == "Polo" else None)
+        if d == "Polo":  # D at every epoch's end (probe `polo_d`)
+            sc = sc.with_overrides({"metrics.probes": True})
         jobs += [Job(sc, {"figure": NAME, "design": d, "senders": n}, seed, NAME) for seed in ctx.seeds]
-    series, rows, touts, adjoint_drops = [], [], [], []
+    series, rows, touts, adjoint_drops, d_values = [], [], [], [], []
     for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
         d = job.params["design"]
         if d == "Polo":
             touts.append(polo_timeouts(res.trace, n).with_columns(pl.lit(job.seed).alias("seed")))
             adjoint_drops.append(res.trace.filter((pl.col("event") == "drop") & (pl.col("kind") == "ack")).height)
+            dser = res.probes.filter(pl.col("name") == "polo_d").sort("time_ps")
+            d_values.append(dser.select(pl.lit(job.seed).alias("seed"), "time_ps", pl.col("value").alias("d")))
         q = res.ports.filter((pl.col("node") == "s0") & (pl.col("peer") == f"h{n}")).sort("window_start_ps")
         m = res.messages.filter(pl.col("dst") == n)
         fin = m.filter(pl.col("finish_ps").is_not_null())
         last_ps = int(fin["finish_ps"].max()) if fin.height else None
         active = q.filter((pl.col("window_start_ps") >= int(START_MS * 1e9)) & (pl.col("window_start_ps") <= (last_ps or 0)))
         series.append(q.select(pl.lit(d).alias("design"), pl.lit(job.seed).alias("seed"), "window_start_ps", "max_queue_bytes"))
+        # Share of the incast's time the receiver's link was idle: 1 − the wire bytes it
+        # sent (every frame) over what 1 Gbps sends from 100 ms to the last delivery.
+        span_s = max(1, (last_ps or 0) - int(START_MS * 1e9)) * 1e-12
+        busy = float(active["tx_bytes"].sum()) / (span_s * 1e9 / 8)
         rows.append({
-            "design": d, "seed": job.seed, "senders": n,
+            "design": d, "seed": job.seed, "senders": n, "link_idle_share": 1 - busy,
             "max_queue_bytes": int(q["max_queue_bytes"].max() or 0),
             "mean_window_max_bytes": float(active["max_queue_bytes"].mean() or 0.0),
             "p50_window_max_bytes": float(active["max_queue_bytes"].median() or 0.0),
@@ -52,7 +60,9 @@ def run(ctx: Context) -> str:
     ts = pl.concat(series)
     df = pl.DataFrame(rows)
     to = pl.concat(touts)
+    dv = pl.concat(d_values)
     ctx.write_parquet(df, "queue")
+    ctx.write_parquet(dv, "polo_d")
     ctx.write_parquet(to, "polo_timeouts")
     ctx.write_parquet(ts, "queue_series")
 
@@ -80,6 +90,7 @@ def run(ctx: Context) -> str:
         g = df.filter(pl.col("design") == d)
         trows.append([d, f"{g['max_queue_bytes'].max() / 1000:.1f}", f"{g['mean_window_max_bytes'].mean() / 1000:.1f}",
                       f"{g['p50_window_max_bytes'].mean() / 1000:.1f}", f"{g['completion_ms'].mean():.2f}" if g["completion_ms"].drop_nulls().len() else "–",
+                      f"{g['link_idle_share'].mean():.1%}",
                       int(g["unfinished"].sum()), int(g["drops"].sum()), int(g["trims"].sum()), int(g["timeouts"].sum())])
     polo = df.filter(pl.col("design") == "Polo")
     n_to = int(polo["timeouts"].sum())
@@ -92,8 +103,16 @@ def run(ctx: Context) -> str:
           f"{first[0]['receiver_frames_to_sender']} frames and received {first[0]['other_data_arrivals']} data packets of other "
           f"senders during the 1 ms, and the timeout at {first[0]['fired_ps'] / 1e6:.3f} µs resent packet {first[0]['resent_seq']}, "
           "whose arrival exposed the gap to recovery 1.") if first else ""
+    d1 = dv.filter(pl.col("seed") == ctx.seeds[0])["d"].to_list()
+    floor = sum(1 for x in d1 if x <= 1) / len(d1) if d1 else 0.0
     why = [
         "",
+        f"**Polo's D** (probe `polo_d`, table `polo_d.parquet`): over the incast, seed {ctx.seeds[0]}, D was at its floor of 1 "
+        f"at the end of {floor:.0%} of {len(d1)} epochs and at most {max(d1) if d1 else 0:.0f}; its first 40 values: "
+        f"{', '.join(f'{x:.0f}' for x in d1[:40])}. A window of D packets per epoch fills the 1 Gbps link only when D is at "
+        "least the round trip's worth of packets (about 76 µs: 50 µs of propagation, a data frame serialised on two 1 Gbps links, 12.3 µs each, and the driving packet's way back; 76 µs × 1 Gbps / (1542 + 84) B ≈ 6 packets); after "
+        "marks D falls by ⌈M/2⌉ in each epoch that still sees marks and then grows by one per epoch, so the link idles "
+        f"while D climbs back (column *receiver link idle*: Polo {df.filter(pl.col('design') == 'Polo')['link_idle_share'].mean():.0%}).",
         f"**Why Polo's sender times out** (the open item of `examples/polo-incast.toml`, whose 16-sender incast is this "
         f"experiment's quick setting; measured from a full trace of Polo's runs with `common.polo_timeouts`, table "
         f"`polo_timeouts.parquet`). Of {n_to} timeouts (`polo.timeouts`), the trace identifies {to.height} (a timer armed by "
@@ -119,7 +138,8 @@ def run(ctx: Context) -> str:
         "\"median\" are over the windows from 100 ms to the last flow's completion, averaged over seeds; completion is "
         "the last flow's, from 100 ms.",
         "",
-        table(["design", "max queue KB", "mean window max KB", "median window max KB", "completion ms", "unfinished",
+        table(["design", "max queue KB", "mean window max KB", "median window max KB", "completion ms",
+               "receiver link idle", "unfinished",
                "drops", "trims", "timeouts"], trows),
         "",
         "| slide claim | ours |",
