@@ -56,7 +56,7 @@ DESIGNS: dict[str, dict[str, Any]] = {
 PAYLOAD: dict[str, int] = {"Polo": 1500, "Homa": 1456, "NDP": 1472, "pHost": 1500}
 #: Header-sized frames each design sends per data packet across the data's path.
 COLORS = {"Polo": "tab:blue", "Homa": "tab:red", "NDP": "tab:green", "pHost": "tab:orange",
-          "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
+          "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo no pause": "tab:gray", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
 
 #: Polo's ablations (issue 20): each a `[transport]` switch.
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -111,6 +111,9 @@ def transport(design: str) -> dict[str, Any]:
         return copy.deepcopy(ABLATIONS[design])
     if design == "Homa 5 ms":
         return {"kind": "homa", "preset": "polo", "resend_timeout": "5ms"}
+    if design == "Polo no pause":
+        # Diagnostic, not the slides': Polo without its pause mechanism.
+        return {"kind": "polo", "pause": False}
     if design == "NDP rearm":
         # Diagnostic, not the slides': a timed-out resend may time out again (htsim's
         # NDP cannot, `rto_rearm = false`).
@@ -128,7 +131,7 @@ def base_design(design: str) -> str:
 def build(name: str, design: str, topology: Mapping[str, Any], workloads: Sequence[Mapping[str, Any]], *,
           duration_ms: float, link_delay: str | None = None, warmup_ms: float = 0.0, until_ms: float | None = None,
           background: bool = False, stop_when_delivered: bool = True, window: str = "10us",
-          trace: Mapping[str, Any] | None = None) -> Scenario:
+          trace: Mapping[str, Any] | None = None, threads: int = 1) -> Scenario:
     """A scenario of the family: `topology` and `workloads` for `design`'s transport on
     the family's switch; `background` adds the raw UDP transport `bg`."""
     d: dict[str, Any] = {
@@ -136,7 +139,7 @@ def build(name: str, design: str, topology: Mapping[str, Any], workloads: Sequen
         "run": {"duration": _us(duration_ms * 1000), "warmup": _us(warmup_ms * 1000),
                 "stop_when_delivered": stop_when_delivered},
         "network": {"topology": dict(topology), "link": {"rate": LINK, **({"delay": link_delay} if link_delay else {})},
-                    "switch": switch(base_design(design))},
+                    "switch": switch(base_design(design)), **({"host": {"threads": threads}} if threads != 1 else {})},
         "metrics": {"window": window, "drop_records": False, "probes": False},
         "transport": transport(design),
         "workload": [dict(w) for w in workloads],
