@@ -85,6 +85,11 @@ def preamble() -> list[str]:
         f"- Flows are {FLOW_B // 1000} KB unless an experiment says otherwise; the core bottleneck's background is one "
         f"raw UDP flow of {BG_PAYLOAD_B} B payloads every {BG_INTERVAL_NS / 1000:.2f} µs (200 Mbps of wire bytes) at "
         "priority 0, the lowest data priority, crossing only the core link.",
+        "- Hosts have no send or receive latency or CPU cost (pl2's defaults); one application thread each, except in the "
+        "leaf–spine (256, so that no flow waits for a thread: pl2's Polo holds its sending thread until a flow's last "
+        "packet is handed over, the others release it at once). Seeds change only random choices (NDP's paths and "
+        "trimming draws, Poisson arrivals); the synchronised incasts on one path make none for Polo, Homa and pHost, so "
+        "their seeds repeat (intervals ± 0).",
         "- Goodput is application payload delivered to the receiver per second; its upper bound for each design is the "
         "available bandwidth × payload / wire bytes of a full frame (Polo: × 1500 / (1542 + 84), its adjoint packet "
         "crosses the same bottleneck).",
@@ -208,6 +213,9 @@ def counters(summary: Mapping[str, Any], design: str) -> dict[str, Any]:
         "timeouts": int(to or 0),
         "retransmissions": int(rx or 0),
         "aborted": int(t.get("aborted", 0) or 0),
+        "driving_wasted": int(t.get("driving_wasted", 0) or 0) if d == "Polo" else 0,
+        "gap_losses": int(t.get("gap_losses", 0) or 0) if d == "Polo" else 0,
+        "idle_losses": int(t.get("idle_losses", 0) or 0) if d == "Polo" else 0,
     }
     return out
 
