@@ -69,6 +69,9 @@ def _polo_preamble() -> list[str]:
     return preamble()
 
 
+#: What full mode means in each family, for the sections' stamps.
+FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states"}
+
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
     "paper": Family("paper", "PL2 paper reproduction (`pl2 reproduce`)", _paper_preamble),
@@ -179,7 +182,8 @@ def reproduce(
             body = mod.run(ctx)
             wall = time.monotonic() - t0
             files = ", ".join(f"`{p.relative_to(out / fam)}`" for p in ctx.figures + ctx.data)
-            stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)")
+            stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)",
+                           full=FULL_MODE[fam])
             section = f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}.\n\n{stamp}\n"
             target.claim(f"{fam}/{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
             target.save()
@@ -205,13 +209,13 @@ REPORT_FILE = "report.md"
 STORE_DIR = "store"
 
 
-def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str) -> str:
+def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str, full: str = "≥ 10 ms of steady state per run") -> str:
     """The lines that say how a figure's section was made."""
     sha = str(info.get("git_sha", "?"))[:12] + (" (dirty)" if info.get("git_dirty") == "true" else "")
     return "\n".join([
         f"- Code version: git `{sha}`, source hash `{info.get('source_hash', '?')}`, pl2 {info.get('version', '?')} "
         f"({info.get('profile', '?')}, {info.get('rustc', '?')}).",
-        f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else 'full (≥ 10 ms of steady state per run)'}.",
+        f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else f'full ({full})'}.",
         f"- Seeds: {', '.join(map(str, seed_list))}" + (" (statistics are mean ± 95% interval over seeds, Student's t)" if len(seed_list) > 1 else " (one seed: no intervals)") + ".",
         f"- Wall time: {wall}.",
     ])

@@ -171,4 +171,5 @@ def _f(x: float, digits: int = 2) -> str:
 def _ratio(a: float, b: float) -> str:
     if math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b) or b == 0:
         return "– (a p99 falls on an unfinished flow)"
-    return f"{a / b:.3g}×"
+    r = a / b
+    return f"{r:.3g}×" if r >= 1 else f"{r:.3g}× (Polo {1 / r:.3g}× worse)"

@@ -115,8 +115,9 @@ def run(ctx: Context) -> str:
         f"while D climbs back (column *receiver link idle*: Polo {df.filter(pl.col('design') == 'Polo')['link_idle_share'].mean():.0%}).",
         f"**Why Polo's sender times out** (the open item of `examples/polo-incast.toml`, whose 16-sender incast is this "
         f"experiment's quick setting; measured from a full trace of Polo's runs with `common.polo_timeouts`, table "
-        f"`polo_timeouts.parquet`). Of {n_to} timeouts (`polo.timeouts`), the trace identifies {to.height} (a timer armed by "
-        f"a frame the trace does not separate from another at the same instant is missed): {tail.height} are **tail losses "
+        f"`polo_timeouts.parquet`). Of {n_to} timeouts (`polo.timeouts`), the trace identifies {to.height} as a data frame sent exactly 1 ms after "
+        f"the sender's previous frame or the receiver's last frame to it; the other {n_to - to.height} are resends that "
+        f"do not match that pattern in the trace and are not classified here. Of those identified, {tail.height} are **tail losses "
         f"of a first burst**: {n} senders × 12 packets ({n * 12 * 1542 / 1000:.0f} KB) arrive at once at a port that holds "
         "86 KB, the port drops the tail of some bursts, so no later packet of that flow arrives to expose the gap "
         "(recovery 1 needs one), and recovery 2 never fires because the other flows keep delivering (it needs two epochs "
@@ -124,13 +125,16 @@ def run(ctx: Context) -> str:
         f"{int(tail['other_data_arrivals'].min()) if tail.height else 0} or more data packets of other senders, column "
         "`other_data_arrivals`); only recovery 3 is left. "
         f"{spur.height} are **spurious**: the packet the sender resends had already arrived (`polo.duplicates` counts them "
-        "at the receiver); the sender had sent everything it was driven to send and the receiver sent it nothing for 1 ms "
-        f"(`receiver_frames_to_sender` is {int(spur['receiver_frames_to_sender'].max()) if spur.height else 0} at most), "
+        "at the receiver); the sender had sent everything it was driven to send and heard nothing new for 1 ms (the receiver "
+        f"sent it {int(spur['receiver_frames_to_sender'].max()) if spur.height else 0} frames at most while it waited, "
+        f"{(spur['receiver_frames_to_sender'] == 0).sum() if spur.height else 0} of them none at all, column "
+        "`receiver_frames_to_sender`), "
         "while it drove other flows: D is per receiver (`docs/model.md`, Polo) and an arrival draws a driving packet only "
         "when it frees a place under D, so while other active flows' outstanding packets (first bursts, dropped packets "
         "not yet recovered) fill D this flow's arrivals draw none. Both are consequences of the 12-packet first burst into an 86 KB port and of D "
-        f"being shared; adjoints dropped in these runs (the slides' recovery 3 case): {sum(adjoint_drops)} (adjoints are "
-        "84 B at priority 7, but the port limit counts every priority)." + ex,
+        f"being shared. Adjoints dropped in these runs (the slides' recovery 3 case): {sum(adjoint_drops)} (adjoints are "
+        "84 B at priority 7, but the port limit counts every priority); identified timeouts that are neither a tail loss nor spurious: "
+        f"{to.height - tail.height - spur.height}." + ex,
     ]
     md = [
         f"Setting: {n} senders and the receiver on one switch (links 12.5 µs), every sender one 100 KB flow at 100 ms. "
