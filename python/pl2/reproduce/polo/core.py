@@ -57,7 +57,7 @@ def section(agg: dict, designs: list[str], ns: list[int], r: int, avail: float) 
         f"{ns[0]}–{big} senders; at {big}: Polo {polo['good'][0]:.0f}, Homa {agg[('Homa', big)]['good'][0]:.0f}, "
         f"NDP {agg[('NDP', big)]['good'][0]:.0f}, pHost {ph['good'][0]:.0f} Mbps |",
         "| (not in the slides) what the designs leave the background | share of the background's frames delivered at "
-        f"{big} senders: " + ", ".join(f"{d} {agg[(d, big)]['bg']:.3f}" for d in designs) + ": a design whose data fills "
+        f"{big} senders: " + ", ".join(f"{d} {agg[(d, big)]['bg']:.3f}" if agg[(d, big)]["bg"] is not None else f"{d} – (no round done)" for d in designs) + ": a design whose data fills "
         "the priority-0 FIFO of the core port (NDP up to its 72 KB data limit, Homa and pHost up to the port limit) "
         "drops the UDP background's frames, which are never resent, and takes their bandwidth; Polo keeps the queue "
         "near its ECN threshold (polo-queue) and leaves it |",

@@ -77,8 +77,10 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
         s = res.summary
         # The background actually delivered during the rounds: a design whose queue
         # fills the shared FIFO takes bandwidth from it (UDP never resends).
-        bg_share = 1.0
-        if where == "core" and done.height:
+        bg_share: float | None = 1.0
+        if where == "core" and not done.height:
+            bg_share = None  # no round completed: no span to measure it over
+        elif where == "core":
             t0, t1 = int(it["start_ps"].min()), int(done["finish_ps"].max())
             bg = res.messages.filter((pl.col("dst") == n + 2) & (pl.col("start_ps") >= t0) & (pl.col("start_ps") < t1))
             bg_share = bg["finish_ps"].is_not_null().sum() / bg.height if bg.height else 1.0
@@ -92,7 +94,7 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
         out.append({
             "where": where, "design": design, "senders": n, "seed": job.seed,
             "rounds_done": done.height, "rounds": it.height,
-            "goodput_mbps": good, "bound_mbps": goodput_bound_mbps(design, available_bps(where, bg_share)),
+            "goodput_mbps": good, "bound_mbps": goodput_bound_mbps(design, available_bps(where, 1.0 if bg_share is None else bg_share)),
             "bg_delivered_share": bg_share if where == "core" else None,
             "drops_port_limit": int(drops.get("port_limit", 0)), "drops_queue_limit": int(drops.get("queue_limit", 0)),
             "fct_p50_us": pct(lat, 0.5), "fct_p99_us": pct(lat, 0.99), "fct_max_us": max(lat) if lat else None,
@@ -114,6 +116,7 @@ def aggregate(df: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
             "good": mean_ci(g["goodput_mbps"].to_list()),
             "bound": float(g["bound_mbps"].mean()),
             "bg": float(g["bg_delivered_share"].mean()) if g["bg_delivered_share"].null_count() < g.height else None,
+            "bg_unknown": bool(g["where"][0] == "core" and g["bg_delivered_share"].null_count() == g.height),
             "dq": int(g["drops_queue_limit"].sum()),
             "p99": mean_ci([x for x in g["fct_p99_us"].to_list() if x is not None and math.isfinite(x)]),
             "p99_inf": any(x is None or not math.isfinite(x) for x in g["fct_p99_us"].to_list()),
@@ -160,7 +163,7 @@ def table_rows(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str
         for d in designs:
             a = agg[(d, n)]
             p99 = "∞ (unfinished)" if a["p99_inf"] else fmt_ci(*a["p99"], digits=0)
-            rows.append([n, d, fmt_ci(*a["good"], digits=1), f"{a['bound']:.1f}", "–" if a["bg"] is None else f"{a['bg']:.3f}",
+            rows.append([n, d, fmt_ci(*a["good"], digits=1), f"{a['bound']:.1f}", "– (no round done)" if a["bg_unknown"] else "–" if a["bg"] is None else f"{a['bg']:.3f}",
                          p99, a["rounds"], f"{a['unfinished']}/{a['flows']} ({a['never']})", a["drops"], a["trims"], a["timeouts"], a["retx"],
                          a["aborted"], f"{a['q'] / 1000:.1f}"])
     return rows
