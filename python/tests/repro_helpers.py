@@ -16,11 +16,14 @@ def report_body(path: Path) -> str:
 
 def same_figure(a: Path, b: Path, figure: str) -> None:
     """`figure`'s data, the report and every stored run file are the same in `a` and `b`."""
-    parquets = sorted((a / figure).glob("*.parquet"))
+    from pl2.reproduce import family
+
+    fam = family(figure)
+    parquets = sorted((a / fam / figure).glob("*.parquet"))
     assert parquets
     for p in parquets:
-        assert pl.read_parquet(p).equals(pl.read_parquet(b / figure / p.name)), p.name
-    assert report_body(a / "report.md") == report_body(b / "report.md")
+        assert pl.read_parquet(p).equals(pl.read_parquet(b / fam / figure / p.name)), p.name
+    assert report_body(a / fam / "report.md") == report_body(b / fam / "report.md")
     runs = sorted((a / "store" / "runs").iterdir())
     assert runs and [d.name for d in runs] == sorted(d.name for d in (b / "store" / "runs").iterdir())
     for d in runs:

@@ -341,13 +341,13 @@ def test_reproduce_one_figure_keeps_the_others_report(home: Path, figures: None)
     from pl2.executors import SerialExecutor
 
     rep.reproduce(["all"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
-    index = (home / "repro" / "report.md").read_text()
+    index = (home / "repro" / "paper" / "report.md").read_text()
     assert "## Stand-in fa" in index and "## Stand-in fb" in index
-    fa_section = (home / "repro" / "fa" / "report.md").read_bytes()
+    fa_section = (home / "repro" / "paper" / "fa" / "report.md").read_bytes()
     rep.reproduce(["fb"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
-    index = (home / "repro" / "report.md").read_text()
+    index = (home / "repro" / "paper" / "report.md").read_text()
     assert "## Stand-in fa" in index and "## Stand-in fb" in index, "the one-figure run kept fa's section"
-    assert (home / "repro" / "fa" / "report.md").read_bytes() == fa_section
+    assert (home / "repro" / "paper" / "fa" / "report.md").read_bytes() == fa_section
     assert "(0 runs, 1 reused from the store)" in index
 
 
@@ -364,9 +364,9 @@ def test_reproduce_follows_the_rule(home: Path, figures: None) -> None:
     # to, and the notes stay.
     rep.reproduce(["fa"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
     (home / "repro" / "notes.md").write_text("notes\n")
-    (home / "repro" / "fb").mkdir()
-    (home / "repro" / "fb" / "fb.csv").write_text("the user's\n")
-    users = {"repro/notes.md": b"notes\n", "repro/fb/fb.csv": b"the user's\n"}
+    (home / "repro" / "paper" / "fb").mkdir()
+    (home / "repro" / "paper" / "fb" / "fb.csv").write_text("the user's\n")
+    users = {"repro/notes.md": b"notes\n", "repro/paper/fb/fb.csv": b"the user's\n"}
     with pytest.raises(OutputPathError, match="fb.csv exists and pl2 did not write it"):
         rep.reproduce(["fb"], out="repro", quick=True, log=lambda m: None, executor=SerialExecutor())
     _assert_kept(users, home)

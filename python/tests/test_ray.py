@@ -49,4 +49,4 @@ def test_reproduce_on_ray_matches_local(tmp_path: Path) -> None:
         ray.shutdown()
     rep.reproduce(["fig10"], out=tmp_path / "local", quick=True, log=quiet, executor=LocalExecutor(2))
     same_figure(tmp_path / "ray", tmp_path / "local", "fig10")
-    assert "(3 runs, 0 reused from the store)" in (tmp_path / "ray" / "report.md").read_text(encoding="utf-8")
+    assert "(3 runs, 0 reused from the store)" in (tmp_path / "ray" / "paper" / "report.md").read_text(encoding="utf-8")

@@ -19,12 +19,17 @@ runner = CliRunner()
 def test_resolve_expands_all_and_lists() -> None:
     assert rep.resolve(["all"]) == rep.known()
     assert rep.resolve(["fig10,fig1", "fig10"]) == ["fig10", "fig1"]
-    assert set(rep.FIGURES) == {"fig1", "fig3_4", "fig5_6", "fig7", "fig8", "fig9", "fig10", "k_t"}
+    paper = ["fig1", "fig3_4", "fig5_6", "fig7", "fig8", "fig9", "fig10", "k_t"]
+    polo = ["polo-core", "polo-edge", "polo-queue", "polo-ablation", "polo-leafspine", "polo-large-incast"]
+    assert list(rep.FIGURES) == paper + polo
+    assert rep.resolve(["paper"]) == paper
+    assert rep.resolve(["polo"]) == rep.resolve(["polo-*"]) == polo
+    assert {rep.family(n) for n in paper} == {"paper"} and {rep.family(n) for n in polo} == {"polo"}
     assert rep.NOT_YET == {}
 
 
 def test_resolve_unknown_names_the_known_ones() -> None:
-    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t"):
+    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
         rep.resolve(["fig99"])
 
 
@@ -77,7 +82,9 @@ def test_empty_not_yet_writes_no_not_yet_section(tmp_path: Path, monkeypatch: py
     fake = SimpleNamespace(TITLE="Stand-in figure", run=lambda ctx: "body")
     monkeypatch.setitem(rep.FIGURES, "stand_in", "unused")
     monkeypatch.setattr(rep, "module", lambda name: fake)
-    text = rep.reproduce(["stand_in"], out=tmp_path, quick=True, log=lambda *_: None).read_text(encoding="utf-8")
+    top = rep.reproduce(["stand_in"], out=tmp_path, quick=True, log=lambda *_: None).read_text(encoding="utf-8")
+    assert "(paper/report.md): stand_in" in top
+    text = (tmp_path / "paper" / "report.md").read_text(encoding="utf-8")
     assert "## Stand-in figure\n\nbody\n" in text
     assert "Not yet reproducible" not in text
 
@@ -95,19 +102,20 @@ def test_fig10_quick_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "tmp"
     r = runner.invoke(app, ["reproduce", "fig10", "--quick", "--out", str(out)])
     assert r.exit_code == 0, r.output
-    report = (out / "report.md").read_text(encoding="utf-8")
+    assert "(paper/report.md): fig10" in (out / "report.md").read_text(encoding="utf-8")
+    report = (out / "paper" / "report.md").read_text(encoding="utf-8")
     assert "Code version: git" in report and "Wall time:" in report and "Seeds: 1" in report
     assert "Fig. 10" in report and "≤ 90" in report
     pngs = list(out.rglob("*.png"))
     parquets = [p for p in out.rglob("*.parquet") if "store" not in p.parts]
     assert pngs and list(out.rglob("*.svg"))
     assert parquets
-    df = pl.read_parquet(out / "fig10" / "fig10.parquet")
+    df = pl.read_parquet(out / "paper" / "fig10" / "fig10.parquet")
     assert df.height >= 1 and (df["goodput_gbps"] > 50).all()
     # a re-run reuses the stored runs
     r2 = runner.invoke(app, ["reproduce", "fig10", "--quick", "--out", str(out)])
     assert r2.exit_code == 0, r2.output
-    assert re.search(r"\(0 runs, \d+ reused from the store\)", (out / "report.md").read_text(encoding="utf-8"))
+    assert re.search(r"\(0 runs, \d+ reused from the store\)", (out / "paper" / "report.md").read_text(encoding="utf-8"))
 
 
 COMMITTED = Path(__file__).resolve().parents[2] / "results" / "paper"

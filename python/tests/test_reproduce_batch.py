@@ -129,7 +129,7 @@ def test_fig10_through_local_workers_matches_serial(tmp_path: Path) -> None:
     rep.reproduce(["fig10"], out=tmp_path / "serial", quick=True, log=quiet, executor=SerialExecutor())
     rep.reproduce(["fig10"], out=tmp_path / "local", quick=True, log=quiet, executor=LocalExecutor(2))
     same_figure(tmp_path / "serial", tmp_path / "local", "fig10")
-    assert "(3 runs, 0 reused from the store)" in (tmp_path / "local" / "report.md").read_text(encoding="utf-8")
+    assert "(3 runs, 0 reused from the store)" in (tmp_path / "local" / "paper" / "report.md").read_text(encoding="utf-8")
 
 
 def test_long_runs_are_submitted_first(tmp_path: Path) -> None:

@@ -1,17 +1,23 @@
-"""`pl2 reproduce`: the PL2 paper's figures, one module per figure, each building its
-scenarios on the testbed profile (`testbed.toml`), running them into a results store
-under the output directory (a re-run reuses finished runs), writing Parquet data and
-PNG/SVG figures, and returning a Markdown section that sets our numbers beside the
-paper's. `reproduce(names, out, quick, seeds, executor)` writes `report.md`. A figure
-submits its independent runs as one batch to an executor (local worker processes by
-default, or Ray); workers only simulate, and this process alone writes the store."""
+"""`pl2 reproduce`: published evaluations reproduced beside their claims, in families: the
+PL2 paper's figures (`paper`) and the Polo slides' evaluation against Homa, NDP and pHost
+(`polo`). One module per figure (or experiment), each building its scenarios, running them
+into a results store under the output directory (a re-run reuses finished runs), writing
+Parquet data and PNG/SVG figures, and returning a Markdown section that sets our numbers
+beside the published ones. `reproduce(names, out, quick, seeds, executor)` writes each
+family's figures and its `report.md` into `<out>/<family>/` (so `--out results` gives
+`results/paper/` and `results/polo/` side by side), one store `<out>/store/` for all, and
+an index `<out>/report.md` of the families there. A figure submits its independent runs
+as one batch to an executor (local worker processes by default, or Ray); workers only
+simulate, and this process alone writes the store."""
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -30,7 +36,52 @@ FIGURES: dict[str, str] = {
     "fig9": "pl2.reproduce.fig9",
     "fig10": "pl2.reproduce.fig10",
     "k_t": "pl2.reproduce.k_t",
+    "polo-core": "pl2.reproduce.polo.core",
+    "polo-edge": "pl2.reproduce.polo.edge",
+    "polo-queue": "pl2.reproduce.polo.queue",
+    "polo-ablation": "pl2.reproduce.polo.ablation",
+    "polo-leafspine": "pl2.reproduce.polo.leafspine",
+    "polo-large-incast": "pl2.reproduce.polo.large_incast",
 }
+
+
+@dataclass(frozen=True)
+class Family:
+    """A published evaluation: its figures are written into `<out>/<name>/`, with an
+    index `report.md` there under `title` and the lines `preamble()` returns."""
+
+    name: str
+    title: str
+    preamble: Callable[[], list[str]]
+
+
+def _paper_preamble() -> list[str]:
+    return [
+        "- Profile: the PL2 testbed (`pl2/reproduce/testbed.toml` = `examples/pl2-incast-testbed.toml`): 6 hosts at 100G, "
+        "MTU 1500, measured switch latency, 1.5 MB static port limit (120 µs at 100 Gbps), 12 threads per host, host delays "
+        "calibrated to the idle RSV-GRT exchange. PL2 K = 4, t = 15 unless a sweep changes them. Nothing is tuned to the paper.",
+    ]
+
+
+def _polo_preamble() -> list[str]:
+    from pl2.reproduce.polo.common import preamble
+
+    return preamble()
+
+
+#: What full mode means in each family, for the sections' stamps.
+FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states"}
+
+#: The families, in the order of the index.
+FAMILIES: dict[str, Family] = {
+    "paper": Family("paper", "PL2 paper reproduction (`pl2 reproduce`)", _paper_preamble),
+    "polo": Family("polo", "Polo evaluation reproduced: Polo against Homa, NDP and pHost (`pl2 reproduce polo`)", _polo_preamble),
+}
+
+
+def family(name: str) -> str:
+    """The family a figure belongs to: `polo` for `polo-*`, else `paper`."""
+    return "polo" if name.startswith("polo-") else "paper"
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.
 NOT_YET: dict[str, str] = {}
@@ -48,21 +99,29 @@ def known() -> list[str]:
 
 
 def resolve(names: Sequence[str]) -> list[str]:
-    """Expands `all` and comma-separated lists; keeps order, drops repeats. Raises
-    UnknownFigure naming the known figures."""
+    """Expands `all`, family names (`paper`, `polo`), shell patterns (`polo-*`) and
+    comma-separated lists; keeps order, drops repeats. Raises UnknownFigure naming the
+    known figures."""
     out: list[str] = []
     for raw in names:
         for n in (x.strip() for x in raw.split(",")):
             if not n:
                 continue
-            expanded = known() if n == "all" else [n]
+            if n == "all":
+                expanded = known()
+            elif n in FAMILIES:
+                expanded = [k for k in known() if family(k) == n]
+            elif any(c in n for c in "*?["):
+                expanded = [k for k in known() if fnmatch.fnmatchcase(k, n)] or [n]
+            else:
+                expanded = [n]
             for e in expanded:
                 if e not in FIGURES and e not in NOT_YET:
-                    raise UnknownFigure(f"unknown figure {e!r}; known: all, {', '.join(known())}")
+                    raise UnknownFigure(f"unknown figure {e!r}; known: all, {', '.join(FAMILIES)}, {', '.join(known())}")
                 if e not in out:
                     out.append(e)
     if not out:
-        raise UnknownFigure(f"no figure named; known: all, {', '.join(known())}")
+        raise UnknownFigure(f"no figure named; known: all, {', '.join(FAMILIES)}, {', '.join(known())}")
     return out
 
 
@@ -81,11 +140,12 @@ def reproduce(
     force: bool = False,
 ) -> Path:
     """Runs the figures `names` (see `resolve`), writes each figure's section to
-    `<out>/<figure>/report.md` and the index `<out>/report.md` (every figure reproduced
-    into `out` so far, each with the code version, mode, seeds and wall time of the run
-    that made it); returns the index's path. A later run of some figures into the same
-    directory replaces only those figures' files. `out` must be new, empty or an
-    earlier reproduction (its manifest `.pl2-run` says so); anything else raises
+    `<out>/<family>/<figure>/report.md`, each family's index `<out>/<family>/report.md`
+    (every figure of that family reproduced into `out` so far, each with the code
+    version, mode, seeds and wall time of the run that made it) and the index of
+    families `<out>/report.md`; returns that index's path. A later run of some figures
+    into the same directory replaces only those figures' files. `out` must be new, empty
+    or an earlier reproduction (its manifest `.pl2-run` says so); anything else raises
     OutputPathError, unless `force` (write beside the files there, replacing none pl2
     did not write; see `pl2.outdir`). `executor` runs each figure's batch of runs
     (default: `LocalExecutor()`, one worker process per CPU, kept for all the figures;
@@ -113,22 +173,28 @@ def reproduce(
     with executor if isinstance(executor, AbstractContextManager) else nullcontext():
         for name in [n for n in figs if n not in NOT_YET]:
             mod = module(name)
-            ctx = Context(out=out / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor,
+            fam = family(name)
+            ctx = Context(out=out / fam / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor,
                           progress=progress, target=target)
             ctx.out.mkdir(parents=True, exist_ok=True)
             log(f"{name}: running")
             t0 = time.monotonic()
             body = mod.run(ctx)
             wall = time.monotonic() - t0
-            files = ", ".join(f"`{p.relative_to(out)}`" for p in ctx.figures + ctx.data)
-            stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)")
+            files = ", ".join(f"`{p.relative_to(out / fam)}`" for p in ctx.figures + ctx.data)
+            stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)",
+                           full=FULL_MODE[fam])
             section = f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}.\n\n{stamp}\n"
-            target.claim(f"{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
+            target.claim(f"{fam}/{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
             target.save()
             log(f"{name}: {wall:.1f} s, {ctx.runs} runs, {ctx.reused} reused")
     wall_all = time.monotonic() - t_all
+    for fam in FAMILIES:
+        asked = [n for n in figs if family(n) == fam]
+        if asked or _present(out, target, fam):
+            target.claim(f"{fam}/{REPORT_FILE}").write_text(_index(out, target, fam, asked), encoding="utf-8")
     path = target.claim(REPORT_FILE)
-    path.write_text(_index(out, target, figs), encoding="utf-8")
+    path.write_text(_top_index(out, target), encoding="utf-8")
     target.save()
     log(f"wrote {path} in {wall_all:.1f} s")
     return path
@@ -136,43 +202,60 @@ def reproduce(
 
 #: Each figure's section, in the figure's own directory.
 SECTION_FILE = "report.md"
-#: The index of every figure reproduced into a directory.
+#: The index of every figure of a family reproduced into a directory, and the index of
+#: the families.
 REPORT_FILE = "report.md"
 #: The results store inside a reproduction's directory.
 STORE_DIR = "store"
 
 
-def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str) -> str:
+def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str, full: str = "≥ 10 ms of steady state per run") -> str:
     """The lines that say how a figure's section was made."""
     sha = str(info.get("git_sha", "?"))[:12] + (" (dirty)" if info.get("git_dirty") == "true" else "")
     return "\n".join([
         f"- Code version: git `{sha}`, source hash `{info.get('source_hash', '?')}`, pl2 {info.get('version', '?')} "
         f"({info.get('profile', '?')}, {info.get('rustc', '?')}).",
-        f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else 'full (≥ 10 ms of steady state per run)'}.",
+        f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else f'full ({full})'}.",
         f"- Seeds: {', '.join(map(str, seed_list))}" + (" (statistics are mean ± 95% interval over seeds, Student's t)" if len(seed_list) > 1 else " (one seed: no intervals)") + ".",
         f"- Wall time: {wall}.",
     ])
 
 
-def _index(out: Path, target: outdir.Target, asked: Sequence[str]) -> str:
-    """The index report: every figure whose section pl2 wrote into `out`, in the paper's
-    order, then the figures asked for that cannot be reproduced yet."""
-    present = [n for n in FIGURES if target.manifest.owns(f"{n}/{SECTION_FILE}") and (out / n / SECTION_FILE).is_file()]
+def _present(out: Path, target: outdir.Target, fam: str) -> list[str]:
+    """The figures of family `fam` whose section pl2 wrote into `out`, in registry order."""
+    return [n for n in FIGURES if family(n) == fam and target.manifest.owns(f"{fam}/{n}/{SECTION_FILE}")
+            and (out / fam / n / SECTION_FILE).is_file()]
+
+
+def _index(out: Path, target: outdir.Target, fam: str, asked: Sequence[str]) -> str:
+    """A family's index report: every figure of it whose section pl2 wrote into `out`,
+    in the family's order, then the figures asked for that cannot be reproduced yet."""
+    f = FAMILIES[fam]
+    present = _present(out, target, fam)
     head = [
-        "# PL2 paper reproduction (`pl2 reproduce`)",
+        f"# {f.title}",
         "",
-        "- Profile: the PL2 testbed (`pl2/reproduce/testbed.toml` = `examples/pl2-incast-testbed.toml`): 6 hosts at 100G, "
-        "MTU 1500, measured switch latency, 1.5 MB static port limit (120 µs at 100 Gbps), 12 threads per host, host delays "
-        "calibrated to the idle RSV-GRT exchange. PL2 K = 4, t = 15 unless a sweep changes them. Nothing is tuned to the paper.",
-        "- Runs are in the results store `store/` (open with `pl2.open_store`); re-running reuses them.",
+        *f.preamble(),
+        "- Runs are in the results store `../store/` (open with `pl2.open_store`); re-running reuses them.",
         f"- Figures here: {', '.join(present) or 'none'}. Each section below is `<figure>/report.md`, stamped with the code "
         "version, mode, seeds and wall time of the run that made it; reproducing some figures again replaces only theirs.",
         "",
     ]
-    sections = [(out / n / SECTION_FILE).read_text(encoding="utf-8") for n in present]
+    sections = [(out / fam / n / SECTION_FILE).read_text(encoding="utf-8") for n in present]
     missing = [n for n in asked if n in NOT_YET]
     tail = ["## Not yet reproducible", "", table_missing(missing), ""] if missing else []
     return "\n".join(head + sections + tail)
+
+
+def _top_index(out: Path, target: outdir.Target) -> str:
+    """The index of the families reproduced into `out`."""
+    lines = ["# Reproductions (`pl2 reproduce`)", ""]
+    for fam, f in FAMILIES.items():
+        present = _present(out, target, fam)
+        if present:
+            lines.append(f"- [{f.title}]({fam}/{REPORT_FILE}): {', '.join(present)}.")
+    lines += ["", f"The results store of every run is `{STORE_DIR}/`.", ""]
+    return "\n".join(lines)
 
 
 def table_missing(names: Sequence[str]) -> str:
@@ -181,5 +264,5 @@ def table_missing(names: Sequence[str]) -> str:
     return table(["figure", "why not yet"], [[n, NOT_YET[n]] for n in names])
 
 
-__all__ = ["FIGURES", "NOT_YET", "UnknownFigure", "known", "reproduce", "resolve"]
+__all__ = ["FAMILIES", "FIGURES", "NOT_YET", "family", "UnknownFigure", "known", "reproduce", "resolve"]
 

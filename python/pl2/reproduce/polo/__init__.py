@@ -1,0 +1,1 @@
+"""The Polo slides' evaluation (issue 20), one module per experiment; see `common`."""

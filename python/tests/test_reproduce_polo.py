@@ -1,0 +1,79 @@
+"""`pl2 reproduce polo --quick`: the Polo family end to end on the real native module,
+checked for structural facts (every design finishes its flows in the quick incasts, NDP
+loses nothing that it cannot trim, the report and its files are written) and a
+hand-worked bound (goodput never above the available bandwidth × payload / wire bytes).
+The whole family in quick mode is the CI budget: ≤ 2 minutes on 2 cores."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pl2 import reproduce as rep
+from pl2.reproduce.polo import common
+
+
+def test_goodput_bound_by_hand() -> None:
+    """800 Mbps available: Polo's data frame (1542 B) is followed by an 84 B adjoint, so
+    at most 800 × 1500 / 1626 = 738.01 Mbps of payload; Homa's scheduled payload is
+    1456 B per 1542 B frame: 755.38 Mbps."""
+    assert common.goodput_bound_mbps("Polo", 800e6) == pytest.approx(800 * 1500 / 1626)
+    assert common.goodput_bound_mbps("Polo^c", 800e6) == pytest.approx(738.007, abs=1e-3)
+    assert common.goodput_bound_mbps("Homa 5 ms", 800e6) == pytest.approx(755.383, abs=1e-3)
+    # The background: 1542 B every 61.68 µs is 200 Mbps of wire bytes exactly.
+    assert 1542 * 8 / (common.BG_INTERVAL_NS * 1e-9) == pytest.approx(200e6)
+
+
+def test_every_design_gets_the_same_network() -> None:
+    """One switch for all (86 KB per port, ECN at 5 full frames); NDP's trimming FIFOs
+    together hold exactly the port's 86 KB."""
+    for d in common.DESIGNS:
+        sw = common.switch(d)
+        assert sw["port_limit"] == "86000B" and sw["ecn"] == {"kind": "step", "threshold": "7710B"}
+        assert ("queue" in sw) == (d == "NDP")
+    q = common.switch("NDP")["queue"]
+    assert common.NDP_DATA_LIMIT_B + common.NDP_HEADER_LIMIT_B == common.PORT_LIMIT_B
+    assert q["header_prio"] == 1
+
+
+@pytest.mark.real_native
+def test_polo_family_quick(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    top = rep.reproduce(["polo"], out=out, quick=True, log=lambda *_: None).read_text(encoding="utf-8")
+    assert "(polo/report.md): polo-core, polo-edge, polo-queue, polo-ablation, polo-leafspine, polo-large-incast" in top
+    report = (out / "polo" / "report.md").read_text(encoding="utf-8")
+    for name in rep.resolve(["polo"]):
+        assert f"## {rep.module(name).TITLE}" in report
+        d = out / "polo" / name
+        assert list(d.glob("*.png")) and list(d.glob("*.svg")) and list(d.glob("*.parquet")), name
+    assert report.count("| slide claim | ours |") == 6
+
+    for exp in ("edge", "core"):
+        df = pl.read_parquet(out / "polo" / f"polo-{exp}" / f"{exp}.parquet")
+        assert set(df["design"]) >= set(common.DESIGNS)
+        # Every design finishes every flow of every round in the quick incasts.
+        assert (df["unfinished"] == 0).all(), df.filter(pl.col("unfinished") > 0)
+        assert (df["rounds_done"] == df["rounds"]).all()
+        # Goodput is never above the hand-worked bound.
+        assert (df["goodput_mbps"] <= df["bound_mbps"] + 1e-9).all()
+        assert (df["goodput_mbps"] > 0.3 * df["bound_mbps"]).filter(df["design"] == "Polo").all()
+        # NDP trims where the others drop: nothing of it is dropped at the port limit
+        # (its FIFOs hold the port's 86 KB together); only headers over the header FIFO
+        # limit, or at the core the background's frames, are dropped.
+        assert (df.filter(pl.col("design") == "NDP")["drops_port_limit"] == 0).all()
+        if exp == "edge":
+            assert (df.filter(pl.col("design") == "NDP")["trims"] > 0).all()
+
+    li = pl.read_parquet(out / "polo" / "polo-large-incast" / "large_incast.parquet")
+    assert set(li["senders"]) == {50, 100}
+    assert (li["goodput_mbps"] <= li["bound_mbps"] + 1e-9).all()
+    assert (li.filter(pl.col("design") == "Polo")["unfinished"] == 0).all()
+    perf = pl.read_parquet(out / "polo" / "polo-large-incast" / "large_incast_perf.parquet")
+    assert perf.height == 4 and (perf["wall_s"] > 0).all() and (perf["peak_rss_mb"] > 0).all()
+
+    q = pl.read_parquet(out / "polo" / "polo-queue" / "queue.parquet")
+    assert (q["max_queue_bytes"] <= common.PORT_LIMIT_B).all()
+    assert all(math.isfinite(x) for x in q["completion_ms"].to_list())
