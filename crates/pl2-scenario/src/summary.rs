@@ -73,11 +73,11 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
     for r in DropReason::ALL {
         drops.insert(r.name().into(), json!(c.drops[r as usize]));
     }
-    let by_cause = |rs: &[DropReason]| rs.iter().map(|&r| c.drops[r as usize]).sum::<u64>();
+    let by_cause = |cause: &str| DropReason::ALL.iter().filter(|r| r.cause() == cause).map(|&r| c.drops[r as usize]).sum::<u64>();
     let drop_causes = json!({
-        "buffer": by_cause(&[DropReason::BufferFull, DropReason::PortLimit, DropReason::QueueLimit, DropReason::Headroom]),
-        "program": by_cause(&[DropReason::Program]),
-        "fault": by_cause(&[DropReason::LinkLoss, DropReason::LinkDown, DropReason::HostDown, DropReason::Injected]),
+        "buffer": by_cause("buffer"),
+        "program": by_cause("program"),
+        "fault": by_cause("fault"),
     });
     let mut maxq = Map::new();
     for (p, q) in sim.port_max_queue().into_iter().enumerate() {

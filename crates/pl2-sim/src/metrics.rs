@@ -49,6 +49,17 @@ impl DropReason {
         DropReason::IngressPool,
         DropReason::NonEct,
     ];
+    /// The summary's `drop_causes` group: `buffer` (congestion: a full buffer, port, pool,
+    /// trimming FIFO, headroom, or a non-ECT frame dropped at the marking threshold),
+    /// `program` (a switch program's deliberate drop), `fault` (injected). The match is
+    /// exhaustive, so a new reason must choose its group.
+    pub fn cause(self) -> &'static str {
+        match self {
+            DropReason::BufferFull | DropReason::PortLimit | DropReason::QueueLimit | DropReason::Headroom | DropReason::IngressPool | DropReason::NonEct => "buffer",
+            DropReason::Program => "program",
+            DropReason::LinkLoss | DropReason::LinkDown | DropReason::HostDown | DropReason::Injected => "fault",
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
             DropReason::BufferFull => "buffer_full",
