@@ -99,3 +99,20 @@ pub fn poisson_all_to_all(n: u32, load: f64, sizes: &str, stop_ps: u64, seed: u6
         })
         .collect()
 }
+
+/// Every message finished, and every payload byte counted as goodput exactly once.
+pub fn all_delivered_once(recs: &pl2_sim::metrics::Records, n: usize) {
+    assert_eq!(recs.messages.len(), n);
+    for m in &recs.messages {
+        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
+    }
+    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
+    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
+    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
+}
+
+/// Completion time (send call to delivery) of the `i`-th message record.
+pub fn took(recs: &pl2_sim::metrics::Records, i: usize) -> u64 {
+    let m = &recs.messages[i];
+    m.finish.unwrap().0 - m.start.0
+}

@@ -56,19 +56,8 @@ fn run_homa(sp: SimSpec) -> (Simulation, Records, HomaStats) {
     (sim, recs, st)
 }
 
-/// Every message finished, and every payload byte counted as goodput exactly once.
-fn all_delivered_once(recs: &Records, n: usize) {
-    assert_eq!(recs.messages.len(), n);
-    for m in &recs.messages {
-        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
-    }
-    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
-    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
-    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
-}
-
 /// Completion time of the message with id `id`.
-fn took(recs: &Records, id: u64) -> u64 {
+fn took_id(recs: &Records, id: u64) -> u64 {
     let m = recs.messages.iter().find(|m| m.id == id).expect("recorded");
     m.finish.expect("finished").0 - m.start.0
 }
@@ -98,9 +87,9 @@ fn one_message_within_rttbytes_completes_at_its_ideal_time() {
     // crosses the switch alone.
     let (_, recs, st) = run_homa(homa(star(2), vec![msg(0, 0, 1, 4500)], raw()));
     all_delivered_once(&recs, 1);
-    assert_eq!(took(&recs, 0), 2 * SER + hop2(SER));
-    assert_eq!(took(&recs, 0), 5_484_400);
-    assert_eq!(took(&recs, 0), ideal(&recs, 0), "no overhead within RTTbytes");
+    assert_eq!(took_id(&recs, 0), 2 * SER + hop2(SER));
+    assert_eq!(took_id(&recs, 0), 5_484_400);
+    assert_eq!(took_id(&recs, 0), ideal(&recs, 0), "no overhead within RTTbytes");
     assert_eq!((st.unscheduled_packets, st.scheduled_packets, st.grants), (3, 0, 0), "{st:?}");
 }
 
@@ -113,9 +102,9 @@ fn one_message_beyond_rttbytes_pays_only_the_unfilled_part_of_rttbytes() {
     // packet i ≥ 3 leaves at 3.7016 µs + (i − 3) SER; the last at + 16 SER.
     let (_, recs, st) = run_homa(homa(star(2), vec![msg(0, 0, 1, 30_000)], raw()));
     all_delivered_once(&recs, 1);
-    assert_eq!(took(&recs, 0), hop2(SER) + hop2(CTRL) + 16 * SER + hop2(SER));
-    assert_eq!(took(&recs, 0), 26_456_400);
-    assert_eq!(took(&recs, 0), ideal(&recs, 0) + 800);
+    assert_eq!(took_id(&recs, 0), hop2(SER) + hop2(CTRL) + 16 * SER + hop2(SER));
+    assert_eq!(took_id(&recs, 0), 26_456_400);
+    assert_eq!(took_id(&recs, 0), ideal(&recs, 0) + 800);
     assert_eq!((st.unscheduled_packets, st.scheduled_packets, st.grants, st.grants_received), (3, 17, 17, 17), "{st:?}");
     assert!(st.max_in_flight_bytes <= RTT_BYTES + 1542, "{st:?}");
 }
@@ -148,10 +137,10 @@ fn two_competing_messages_the_shorter_is_granted_first() {
     all_delivered_once(&recs, 2);
     let a9 = 5_385_200 + 6 * SER + 2 * SER + SER;
     assert_eq!(a9, 16_487_600);
-    assert_eq!(took(&recs, 1), a9 + 3 * SER + PROP - 10_000_000);
-    assert_eq!(took(&recs, 1), 10_288_400);
-    assert_eq!(took(&recs, 0), a9 + 13 * SER + PROP);
-    assert_eq!(took(&recs, 0), 32_624_400);
+    assert_eq!(took_id(&recs, 1), a9 + 3 * SER + PROP - 10_000_000);
+    assert_eq!(took_id(&recs, 1), 10_288_400);
+    assert_eq!(took_id(&recs, 0), a9 + 13 * SER + PROP);
+    assert_eq!(took_id(&recs, 0), 32_624_400);
     assert_eq!((st.grants, st.unscheduled_packets, st.scheduled_packets), (17 + 2, 6, 19), "{st:?}");
 }
 
@@ -203,8 +192,8 @@ fn a_lost_packet_is_resent_after_the_timeout() {
     let cfg = HomaConfig { resend_timeout: Some(Duration::from_ms(1)), ..raw() };
     let (_, recs, st) = one_loss(4500, 1, 1, cfg);
     all_delivered_once(&recs, 1);
-    assert_eq!(took(&recs, 0), 2 * SER + hop2(SER) + MS + hop2(CTRL) + hop2(SER));
-    assert_eq!(took(&recs, 0), 1_009_186_000);
+    assert_eq!(took_id(&recs, 0), 2 * SER + hop2(SER) + MS + hop2(CTRL) + hop2(SER));
+    assert_eq!(took_id(&recs, 0), 1_009_186_000);
     assert_eq!((st.resend_timeouts, st.resends, st.resends_received, st.retransmissions), (1, 1, 1, 1), "{st:?}");
     assert_eq!((st.busy_sent, st.aborted), (0, 0), "{st:?}");
 }
@@ -227,7 +216,7 @@ fn a_lost_scheduled_packet_is_resent_at_its_grants_level() {
     // The RESEND leaves 1 ms after the last first-time arrival at h1, crosses to h0
     // (hop2(CTRL)), and the resend crosses back (hop2(SER)).
     let last = recs.trace.iter().filter(|r| r.node == 1 && r.event == TraceEvent::Arrive && r.packet.kind == pl2_sim::packet::PktKind::Data && r.packet.seq != 10).map(|r| r.time.0).max().unwrap();
-    assert_eq!(took(&recs, 0), last + MS + hop2(CTRL) + hop2(SER));
+    assert_eq!(took_id(&recs, 0), last + MS + hop2(CTRL) + hop2(SER));
     // Packet 10's bytes stay counted in flight until its resend arrives, leaving room
     // for one frame fewer: the tail comes at most a few nanoseconds later than without
     // the loss (26.4564 µs).

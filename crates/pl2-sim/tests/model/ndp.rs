@@ -67,22 +67,6 @@ fn run_ndp(sp: SimSpec) -> (Simulation, Records, NdpStats) {
     (sim, recs, st)
 }
 
-/// Every message finished, and every payload byte counted as goodput exactly once.
-fn all_delivered_once(recs: &Records, n: usize) {
-    assert_eq!(recs.messages.len(), n);
-    for m in &recs.messages {
-        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
-    }
-    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
-    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
-    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
-}
-
-fn took(recs: &Records, i: usize) -> u64 {
-    let m = &recs.messages[i];
-    m.finish.unwrap().0 - m.start.0
-}
-
 #[test]
 fn one_inter_pod_message_matches_htsims_259_792_us() {
     // Host 0 (pod 0) to host 15 (pod 3), 30 packets, IW 23. The initial window leaves the

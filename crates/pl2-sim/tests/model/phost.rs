@@ -59,22 +59,6 @@ fn run_phost(sp: SimSpec) -> (Simulation, Records, PhostStats) {
     (sim, recs, st)
 }
 
-/// Every message finished, and every payload byte counted as goodput exactly once.
-fn all_delivered_once(recs: &Records, n: usize) {
-    assert_eq!(recs.messages.len(), n);
-    for m in &recs.messages {
-        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
-    }
-    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
-    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
-    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
-}
-
-fn took(recs: &Records, i: usize) -> u64 {
-    let m = &recs.messages[i];
-    m.finish.unwrap().0 - m.start.0
-}
-
 /// The sender's completion times (ACK arrival), by message id.
 fn sender_fct(recs: &Records) -> Vec<(u32, u64)> {
     let mut v: Vec<_> = recs.probes.iter().filter(|p| p.name == "phost_sender_fct_ns").map(|p| (p.flow, (p.value * 1000.0).round() as u64)).collect();

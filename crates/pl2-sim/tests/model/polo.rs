@@ -47,22 +47,6 @@ fn run_polo(sp: SimSpec) -> (Simulation, Records, PoloStats) {
     (sim, recs, st)
 }
 
-/// Every message finished, and every payload byte counted as goodput exactly once.
-fn all_delivered_once(recs: &Records, n: usize) {
-    assert_eq!(recs.messages.len(), n);
-    for m in &recs.messages {
-        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
-    }
-    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
-    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
-    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
-}
-
-fn took(recs: &Records, i: usize) -> u64 {
-    let m = &recs.messages[i];
-    m.finish.unwrap().0 - m.start.0
-}
-
 fn w(packets: u32) -> PoloConfig {
     PoloConfig { initial_window_packets: packets, ..PoloConfig::default() }
 }

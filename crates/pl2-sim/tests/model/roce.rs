@@ -48,22 +48,6 @@ fn run_roce(sp: SimSpec) -> (Simulation, Records, RoceStats) {
     (sim, recs, st)
 }
 
-/// Every message finished, and every payload byte counted as goodput exactly once.
-fn all_delivered_once(recs: &Records, n: usize) {
-    assert_eq!(recs.messages.len(), n);
-    for m in &recs.messages {
-        assert!(m.finish.is_some(), "message {} ({} B {}→{}) unfinished", m.id, m.size, m.src, m.dst);
-    }
-    let sent: u64 = recs.messages.iter().map(|m| m.size).sum();
-    let got: u64 = recs.goodput.iter().map(|g| g.payload_bytes).sum();
-    assert_eq!(got, sent, "goodput bytes = bytes sent: each byte delivered exactly once");
-}
-
-fn took(recs: &Records, i: usize) -> u64 {
-    let m = &recs.messages[i];
-    m.finish.unwrap().0 - m.start.0
-}
-
 fn ten_packets(cfg: RoceConfig, faults: Vec<FaultSpec>) -> (Records, RoceStats) {
     let mut sp = roce(pair(), vec![msg(0, 0, 1, 10 * MP)], cfg);
     sp.faults = faults;
