@@ -8,7 +8,7 @@ t0=$(date +%s)
 stage() { echo "=== [$(( $(date +%s) - t0 ))s] $*"; }
 
 stage "python dependencies"
-python3 -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" pytest polars pyarrow matplotlib typer rich duckdb numpy ray
+python3 -m pip install -q --disable-pip-version-check "maturin>=1.5,<2" pytest polars pyarrow matplotlib typer rich duckdb numpy ray scapy
 
 stage "cargo-nextest"
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest

@@ -356,6 +356,30 @@ def inspect(
 
 @app.command()
 @_exit_codes
+def pcap(
+    run_dir: Annotated[Path, typer.Argument(help="run directory (its scenario needs a \\[metrics.trace] table)")],
+    out: Annotated[Optional[str], typer.Option("--out", "-o", help="pcap file to write (must not exist); default RUN_DIR/capture.pcap")] = None,
+    node: Annotated[Optional[list[str]], typer.Option("--node", help="only frames leaving this node, e.g. s0 or h3 (repeatable)")] = None,
+    port: Annotated[Optional[list[int]], typer.Option("--port", help="only frames leaving this global port id (repeatable)")] = None,
+    flow: Annotated[Optional[list[int]], typer.Option("--flow", help="only frames of this flow id (repeatable)")] = None,
+) -> None:
+    """Write the run's traced frames as a nanosecond pcap file for Wireshark or tcpdump:
+    one record per frame leaving a port, stamped when its first bit leaves; Ethernet,
+    802.1Q, IPv4 and TCP headers synthesised from the frame records (pl2's TCP sequence,
+    ACK and SACK numbers as simulated), UDP plus pl2's 24-byte header for other
+    protocols, PAUSE as real MAC control frames; no payload (captured length below the
+    frame length). Record the frames first with \\[metrics.trace] (nodes, ports, flows,
+    from, until) in the scenario."""
+    from pl2.pcap import capture_path, write_pcap
+
+    r = RunResult.load(run_dir)
+    dest = capture_path(run_dir, out)
+    n = write_pcap(r, dest, nodes=node or (), ports=port or (), flows=flow or ())
+    typer.echo(f"wrote {n} frames to {dest}")
+
+
+@app.command()
+@_exit_codes
 def rerun(
     run_dir: Annotated[Path, typer.Argument(help="run directory with scenario.toml")],
     out: Annotated[str, typer.Option("--out", "-o", help="directory for the new run: new, empty, or an earlier pl2 run (replaced)")],

@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -154,6 +154,16 @@ class RunResult:
     def scenario_hash(self) -> str:
         """The scenario's 16-hex-digit hash."""
         return str(self.summary.get("scenario_hash", ""))
+
+    def to_pcap(self, path: str | os.PathLike[str], *, nodes: Iterable[str] = (), ports: Iterable[int] = (),
+                flows: Iterable[int] = ()) -> int:
+        """Writes the traced frames leaving ports (optionally only at `nodes`, global
+        `ports` or `flows`) as a nanosecond pcap file for Wireshark or tcpdump, headers
+        synthesised from each frame's record (see `pl2.pcap`); returns the number of
+        frames written. The run needs `[metrics.trace]`."""
+        from pl2.pcap import write_pcap
+
+        return write_pcap(self, path, nodes=nodes, ports=ports, flows=flows)
 
     def to_pandas(self, name: str) -> Any:
         """The table `name` as a pandas DataFrame (needs pandas installed)."""

@@ -63,7 +63,8 @@ pub fn run_scenario(
     let has = |f: fn(&WorkloadConfig) -> bool| sc.workloads.iter().any(|w| f(&w.kind));
     let mut col = Collector::new(w, sim.host_count())
         .with_app_tables(has(|x| matches!(x, WorkloadConfig::Rpc(_))), has(|x| matches!(x, WorkloadConfig::PsShuffle(_))))
-        .with_transport_names(sc.transports.keys().map(String::as_str));
+        .with_transport_names(sc.transports.keys().map(String::as_str))
+        .with_framing(sc.network.framing);
     let wall0 = std::time::Instant::now();
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;

@@ -101,6 +101,8 @@ pub struct Collector {
     iterations: Vec<pl2_sim::metrics::IterationRecord>,
     /// Names of the run's transports by index (the `transport` column of `messages`).
     transport_names: Vec<String>,
+    /// The network's framing (the trace's `frame_bytes`).
+    framing: pl2_sim::framing::Framing,
     /// Write the `rpcs` / `iterations` tables even when empty.
     rpc_table: bool,
     iteration_table: bool,
@@ -135,6 +137,7 @@ impl Collector {
             rpcs: Vec::new(),
             iterations: Vec::new(),
             transport_names: vec![DEFAULT_TRANSPORT.to_string()],
+            framing: pl2_sim::framing::Framing::default(),
             rpc_table: false,
             iteration_table: false,
             window_rpcs: Vec::new(),
@@ -158,6 +161,13 @@ impl Collector {
     pub fn with_transport_names<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Collector {
         self.transport_names.truncate(1);
         self.transport_names.extend(names.into_iter().map(str::to_string));
+        self
+    }
+
+    /// The network's framing, for the trace's frame lengths (default: Ethernet with an
+    /// 802.1Q tag).
+    pub fn with_framing(mut self, framing: pl2_sim::framing::Framing) -> Collector {
+        self.framing = framing;
         self
     }
 
@@ -242,7 +252,7 @@ impl Collector {
             ("drops", drops_batch(&self.drops)),
             ("ports", ports_batch(&self.ports, graph)),
             ("goodput", goodput_batch(&self.goodput)),
-            ("trace", trace_batch(&self.trace, graph)),
+            ("trace", trace_batch(&self.trace, graph, &self.transport_names, self.framing)),
             ("probes", probes_batch(&self.probes, &self.transport_names)),
         ];
         self.msgs.clear();
@@ -411,7 +421,7 @@ fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
         .finish()
 }
 
-fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordBatch {
+fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph, transport_names: &[String], framing: pl2_sim::framing::Framing) -> RecordBatch {
     let kind = |k: pl2_sim::packet::PktKind| match k {
         pl2_sim::packet::PktKind::Data => "data",
         pl2_sim::packet::PktKind::Ack => "ack",
@@ -434,6 +444,16 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph) -> RecordB
         .u8("flags", rows.iter().map(|r| r.packet.flags | r.packet.proto))
         .u32("wire_bytes", rows.iter().map(|r| u32::from(r.packet.wire)))
         .u32("payload_bytes", rows.iter().map(|r| u32::from(r.packet.payload)))
+        // What `pl2 pcap` needs to write the frame's headers: which transport sent it,
+        // its message slot, the protocol's `aux` field, and the frame from Ethernet
+        // header to FCS.
+        .str("transport", rows.iter().map(|r| &transport_names[r.packet.transport() as usize]))
+        .u32("msg", rows.iter().map(|r| r.packet.msg))
+        .u64("aux", rows.iter().map(|r| r.packet.aux))
+        .u32("frame_bytes", rows.iter().map(|r| framing.frame_of_wire(u64::from(r.packet.wire)) as u32))
+        // `flags` split: a transport's private bits may reuse the engine's positions.
+        .u8("engine_flags", rows.iter().map(|r| r.packet.flags))
+        .u8("proto_flags", rows.iter().map(|r| r.packet.proto))
         .finish()
 }
 

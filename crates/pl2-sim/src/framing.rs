@@ -114,6 +114,14 @@ impl Framing {
             LinkLayer::Ppp => self.frame_bytes(l4, payload),
         }
     }
+    /// The frame (Ethernet header to FCS; PPP: header and packet) of a frame occupying
+    /// `wire` bytes on the wire.
+    pub fn frame_of_wire(self, wire: u64) -> u64 {
+        match self.link {
+            LinkLayer::Ethernet => wire.saturating_sub(PREAMBLE_SFD + IFG),
+            LinkLayer::Ppp => wire,
+        }
+    }
     /// Wire bytes of a frame of `wire` bytes carrying `payload` once its payload is cut
     /// (a trimming queue keeps its headers, padded to the 64 B minimum on Ethernet).
     pub fn trimmed_wire(self, wire: u64, payload: u64) -> u64 {
