@@ -224,3 +224,48 @@ def test_a_probe_plot_of_a_missing_flow_is_an_error(scenario: Path, tmp_path: Pa
     assert not (tmp_path / "p.png").exists()
     r = CliRunner().invoke(app, ["plot", str(run), "--kind", "probes", "--flow", str(flows[0]), "--out", str(tmp_path / "p")])
     assert r.exit_code == 0, r.output
+
+
+def test_messages_say_which_workload_they_came_from() -> None:
+    """Each message row names its `[[workload]]` by index: an incast's messages are
+    exactly its senders × count, an RPC workload's are the requests and responses its
+    `rpcs` rows name, and the Poisson background owns the rest."""
+    text = """
+name = "three-workloads"
+seed = 3
+[run]
+duration = "300us"
+[network]
+topology = { kind = "single_rack", hosts = 4 }
+link = { rate = "10Gbps", delay = "1us" }
+host = { threads = 8 }
+[[workload]]
+kind = "incast"
+senders = "0..2"
+receiver = 3
+size = "10KiB"
+count = 2
+interval = "50us"
+[[workload]]
+kind = "poisson"
+hosts = "2..4"
+load = 0.2
+sizes = "w1"
+[[workload]]
+kind = "rpc"
+clients = [0]
+servers = [1]
+concurrency = 2
+request_size = "88B"
+response_size = "4124B"
+first_thread = 4
+"""
+    r = pl2.run(Scenario.from_toml(text), progress=False)
+    m = r.messages
+    incast = m.filter(pl.col("workload") == 0)
+    assert incast.height == 2 * 2 and set(incast["src"]) == {0, 1} and set(incast["dst"]) == {3}
+    rpc_ids = set(r.rpcs["request_id"]) | set(r.rpcs["response_id"].drop_nulls())
+    assert rpc_ids and set(m.filter(pl.col("workload") == 2)["id"]) == rpc_ids
+    background = m.filter(pl.col("workload") == 1)
+    assert background.height > 0 and set(background["src"]) <= {2, 3}
+    assert m.height == incast.height + len(rpc_ids) + background.height

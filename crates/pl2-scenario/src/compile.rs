@@ -88,6 +88,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
     let mut apps = Vec::new();
     for (i, wl) in sc.workloads.iter().enumerate() {
         let (transport, tcfg) = workload_transport(sc, i, wl.transport.as_deref())?;
+        let workload = i as u16;
         let l4 = tcfg.l4();
         let w = &wl.kind;
         let at = |f: &str| format!("workload[{i}].{f}");
@@ -108,7 +109,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     msgs.push(MessageSpec { time: SimTime(start.0 + c * interval), src: s, dst: d, size, thread: u16::MAX, priority });
                 }
             }
-            Source::List { msgs, next: 0, transport }
+            Source::List { msgs, next: 0, transport, workload }
         };
         match w {
             WorkloadConfig::Poisson { hosts: hs, load, sizes, sizes_format, truncate, dests, priority, start, stop } => {
@@ -141,7 +142,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                     })
                     .map_err(|e| werr(&at("load"), e))?;
                     let rng = SimRng::stream(sc.seed, &format!("workload{i}/host{h}"));
-                    sources.push(Source::Poisson { gen: Box::new(gen), rng, pending: None, transport });
+                    sources.push(Source::Poisson { gen: Box::new(gen), rng, pending: None, transport, workload });
                 }
             }
             WorkloadConfig::Incast { senders, receiver, size, count, interval, start, priority } => {
@@ -191,7 +192,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                         if persistent.iter().any(|p: &PersistentSpec| p.host == h && p.thread == t) {
                             return Err(ScenarioError::field(&at("senders"), h, "a thread not already running another persistent stream", "use different senders or threads"));
                         }
-                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0), transport });
+                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0), transport, workload });
                     }
                 }
             }
@@ -239,7 +240,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 let path = base_dir.join(file);
                 let list = MessageList::from_file(&path).map_err(|e| werr(&at("file"), e))?;
                 list.validate_hosts(n).map_err(|e| werr(&at("file"), e))?;
-                sources.push(Source::List { msgs: list.into_messages(), next: 0, transport });
+                sources.push(Source::List { msgs: list.into_messages(), next: 0, transport, workload });
             }
         }
     }

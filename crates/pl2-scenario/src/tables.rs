@@ -28,6 +28,7 @@ struct MsgCols {
     thread: Vec<u16>,
     prio: Vec<u8>,
     transport: Vec<u8>,
+    workload: Vec<u16>,
     start: Vec<u64>,
     finish: Vec<Option<u64>>,
     ideal: Vec<u64>,
@@ -36,7 +37,7 @@ struct MsgCols {
 
 impl MsgCols {
     fn clear(&mut self) {
-        let MsgCols { id, src, dst, size, thread, prio, transport, start, finish, ideal, breakdown } = self;
+        let MsgCols { id, src, dst, size, thread, prio, transport, workload, start, finish, ideal, breakdown } = self;
         id.clear();
         src.clear();
         dst.clear();
@@ -44,6 +45,7 @@ impl MsgCols {
         thread.clear();
         prio.clear();
         transport.clear();
+        workload.clear();
         start.clear();
         finish.clear();
         ideal.clear();
@@ -204,6 +206,7 @@ impl Collector {
             m.thread.push(x.thread);
             m.prio.push(x.prio);
             m.transport.push(x.transport);
+            m.workload.push(x.workload);
             m.start.push(x.start.0);
             m.finish.push(x.finish.map(|f| f.0));
             m.ideal.push(x.ideal.0);
@@ -317,6 +320,7 @@ fn messages_batch(m: &MsgCols, w: Window, transport_names: &[String]) -> RecordB
         .u16("thread", m.thread.iter().copied())
         .u8("priority", m.prio.iter().copied())
         .str("transport", m.transport.iter().map(|&t| &transport_names[t as usize]))
+        .u32("workload", m.workload.iter().map(|&w| u32::from(w)))
         .u64("start_ps", m.start.iter().copied())
         .opt_u64("finish_ps", m.finish.iter().copied())
         .opt_u64("latency_ps", (0..n).map(latency))

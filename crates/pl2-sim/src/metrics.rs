@@ -88,6 +88,8 @@ pub struct MessageRecord {
     pub prio: u8,
     /// The transport that carried it (index; 0 is the default).
     pub transport: u8,
+    /// The workload it comes from (index into the scenario's `[[workload]]` list).
+    pub workload: u16,
     /// Arrival at the sending application (before any wait for a free thread).
     pub start: SimTime,
     /// Delivery of its last byte to the receiving application; `None` if unfinished.

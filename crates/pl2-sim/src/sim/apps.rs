@@ -14,7 +14,7 @@ impl AppIo for Simulation {
     }
 
     fn start_message(&mut self, m: AppMessage) -> u64 {
-        let slot = self.new_message(m.src, m.dst, m.size, m.thread, m.prio, m.transport);
+        let slot = self.new_message(m.src, m.dst, m.size, m.thread, m.prio, m.transport, m.workload);
         let msg = &mut self.msgs[slot as usize];
         msg.tag = m.tag;
         let id = msg.rec.id;

@@ -114,7 +114,7 @@ impl Simulation {
     /// Starts the next message of persistent stream `i` on its thread.
     pub(crate) fn start_stream_message(&mut self, i: usize) {
         let p = self.persistent[i].clone();
-        let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio, p.transport);
+        let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio, p.transport, p.workload);
         self.enqueue_message(slot, p.thread);
     }
 

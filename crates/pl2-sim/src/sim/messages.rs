@@ -33,13 +33,15 @@ pub(crate) const UNCOUNTED: u32 = u32::MAX;
 
 impl Simulation {
     /// Registers a new message arriving at its sending application now.
-    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, transport: u8) -> u32 {
+    /// `workload`: the index of the scenario's workload it comes from.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new_message(&mut self, src: u32, dst: u32, size: u64, thread: u16, prio: u8, transport: u8, workload: u16) -> u32 {
         let id = self.next_msg_id;
         self.next_msg_id += 1;
         self.counters.messages_created += 1;
         self.live_msgs += 1;
         let ideal = self.ideal_completion(src, dst, size, transport);
-        let rec = MessageRecord { id, src, dst, size, thread, prio, transport, start: self.now, finish: None, ideal, breakdown: None };
+        let rec = MessageRecord { id, src, dst, size, thread, prio, transport, workload, start: self.now, finish: None, ideal, breakdown: None };
         let left = self.transport_mut(transport, src).frames_if_never_resent(size).unwrap_or(UNCOUNTED);
         let slot = match self.free_msgs.pop() {
             Some(slot) => {

@@ -148,15 +148,17 @@ impl Simulation {
 
     /// Source `i` produces its next message now.
     fn on_arrival(&mut self, i: u32) {
-        let (spec, transport) = match &mut self.sources[i as usize] {
-            Source::List { msgs, next, transport } => {
+        let (spec, transport, workload) = match &mut self.sources[i as usize] {
+            Source::List { msgs, next, transport, workload } => {
                 let m = msgs[*next];
                 *next += 1;
-                (m, *transport)
+                (m, *transport, *workload)
             }
-            Source::Poisson { pending, transport, .. } => (pending.take().expect("arrival scheduled with a pending message"), *transport),
+            Source::Poisson { pending, transport, workload, .. } => {
+                (pending.take().expect("arrival scheduled with a pending message"), *transport, *workload)
+            }
         };
-        let slot = self.new_message(spec.src, spec.dst, spec.size, spec.thread, spec.priority, transport);
+        let slot = self.new_message(spec.src, spec.dst, spec.size, spec.thread, spec.priority, transport, workload);
         self.enqueue_message(slot, spec.thread);
         self.schedule_next_arrival(i);
     }

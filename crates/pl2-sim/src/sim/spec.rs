@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone)]
 pub enum Source {
     /// A fixed list, sorted by time (a message-list file, or a one-shot pattern).
-    List { msgs: Vec<MessageSpec>, next: usize, transport: u8 },
+    List { msgs: Vec<MessageSpec>, next: usize, transport: u8, workload: u16 },
     /// Open-loop Poisson arrivals at one host.
-    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec>, transport: u8 },
+    Poisson { gen: Box<crate::workload::PoissonSource>, rng: SimRng, pending: Option<MessageSpec>, transport: u8, workload: u16 },
 }
 
 impl Source {
@@ -40,6 +40,8 @@ pub struct PersistentSpec {
     pub start: SimTime,
     /// The transport its messages use (see [`SimSpec::transports`]).
     pub transport: u8,
+    /// The workload it belongs to (the `workload` column of the message records).
+    pub workload: u16,
 }
 
 /// Measurement settings.

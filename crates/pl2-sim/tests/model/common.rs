@@ -25,7 +25,7 @@ pub fn msg(time_ps: u64, src: u32, dst: u32, size: u64) -> MessageSpec {
 }
 
 pub fn list(msgs: Vec<MessageSpec>) -> Source {
-    Source::List { msgs, next: 0, transport: 0 }
+    Source::List { msgs, next: 0, transport: 0, workload: 0 }
 }
 
 /// Two hosts joined by one switch; host links may have different rates.
@@ -95,7 +95,7 @@ pub fn poisson_all_to_all(n: u32, load: f64, sizes: &str, stop_ps: u64, seed: u6
                 priority: 0,
             })
             .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None, transport: 0 }
+            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None, transport: 0, workload: 0 }
         })
         .collect()
 }

@@ -43,7 +43,7 @@ fn check(rho: f64) {
         priority: 0,
     })
     .unwrap();
-    let src = Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(42, "md1"), pending: None, transport: 0 };
+    let src = Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(42, "md1"), pending: None, transport: 0, workload: 0 };
     let mut sp = spec(net, vec![src]);
     sp.net.host.tx_ring_frames = 1;
     let mut sim = run(sp, SimTime(u64::MAX / 2));

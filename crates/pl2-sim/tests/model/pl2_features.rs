@@ -37,7 +37,7 @@ fn with(net: NetworkConfig, cfg: Pl2Config) -> SimSpec {
 }
 
 fn stream(host: u32, thread: u16, dst: u32, size: u64, prio: u8) -> PersistentSpec {
-    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001), transport: 0 }
+    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001), transport: 0, workload: 0 }
 }
 
 /// `senders` hosts with `threads` persistent 6000 B streams each to host `senders`.
@@ -323,7 +323,7 @@ fn inter_rack_share_absorbs_packet_level_external_traffic_at_the_share() {
         let msgs = (0..3_000_000_000 / gap)
             .map(|i| MessageSpec { time: SimTime(i * gap), src: 3, dst: 2, size: 1500, thread: u16::MAX, priority: 0 })
             .collect();
-        sp.sources = vec![pl2_sim::sim::Source::List { msgs, next: 0, transport: 1 }];
+        sp.sources = vec![pl2_sim::sim::Source::List { msgs, next: 0, transport: 1, workload: 0 }];
         let sim = run(sp, SimTime(3_000_000_000));
         assert_conserved(&sim);
         let c = sim.counters();

@@ -279,7 +279,7 @@ fn poisson_run(seed: u64, cfg: TcpConfig) -> (String, TcpStats) {
                 priority: 0,
             })
             .unwrap();
-            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None, transport: 0 }
+            Source::Poisson { gen: Box::new(gen), rng: SimRng::stream(seed, &format!("src{h}")), pending: None, transport: 0, workload: 0 }
         })
         .collect();
     let mut sp = spec(net, sources);
@@ -487,8 +487,8 @@ fn non_ect_frames_over_the_marking_threshold_pass_or_are_dropped() {
         sp.transport = TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Dctcp), ..TcpConfig::default() });
         sp.transports = vec![TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Cubic), ..TcpConfig::default() })];
         sp.sources = vec![
-            Source::List { msgs: vec![msg(0, 0, 2, 400_000_000)], next: 0, transport: 0 },
-            Source::List { msgs: vec![msg(0, 1, 2, 400_000_000)], next: 0, transport: 1 },
+            Source::List { msgs: vec![msg(0, 0, 2, 400_000_000)], next: 0, transport: 0, workload: 0 },
+            Source::List { msgs: vec![msg(0, 1, 2, 400_000_000)], next: 0, transport: 1, workload: 1 },
         ];
         let mut sim = Simulation::new(sp).expect("valid");
         let mut clock = ProgressClock::new(std::time::Duration::from_secs(3600));

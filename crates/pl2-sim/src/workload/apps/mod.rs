@@ -44,6 +44,8 @@ pub(crate) struct AppMessage {
     pub prio: u8,
     /// The run's transport it uses (index).
     pub transport: u8,
+    /// The workload (application) it comes from (index).
+    pub workload: u16,
     pub tag: AppTag,
 }
 

@@ -92,10 +92,11 @@ impl Rpcs {
         let conn = &mut self.conns[c as usize];
         let app = &mut self.apps[conn.app as usize];
         let (client, server, thread, prio, transport) = (conn.client, conn.server, conn.thread, app.spec.priority, app.spec.transport);
+        let workload = app.spec.label as u16;
         match conn.phase {
             Phase::Service => {
                 let size = app.spec.response_bytes;
-                let id = io.start_message(AppMessage { src: server, dst: client, size, thread, prio, transport, tag: AppTag::Response(c) });
+                let id = io.start_message(AppMessage { src: server, dst: client, size, thread, prio, transport, workload, tag: AppTag::Response(c) });
                 conn.rec.response_id = Some(id);
                 conn.rec.response_start = Some(now);
                 conn.phase = Phase::Response;
@@ -111,7 +112,7 @@ impl Rpcs {
                 let size = app.spec.request_bytes;
                 let id = self.next_rpc_id;
                 self.next_rpc_id += 1;
-                let msg = io.start_message(AppMessage { src: client, dst: server, size, thread, prio, transport, tag: AppTag::Request(c) });
+                let msg = io.start_message(AppMessage { src: client, dst: server, size, thread, prio, transport, workload, tag: AppTag::Request(c) });
                 conn.issued += 1;
                 conn.phase = Phase::Request;
                 let r = &mut conn.rec;

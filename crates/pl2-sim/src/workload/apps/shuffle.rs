@@ -193,6 +193,6 @@ fn transfer(spec: &PsShuffleSpec, src: u32, dst: u32, bytes: u64, first: u16, ta
     let k = u64::from(spec.threads_per_flow);
     for q in 0..n {
         let size = if q + 1 == n { bytes - m * (n - 1) } else { m };
-        io.start_message(AppMessage { src, dst, size, thread: first + (q % k) as u16, prio: spec.priority, transport: spec.transport, tag });
+        io.start_message(AppMessage { src, dst, size, thread: first + (q % k) as u16, prio: spec.priority, transport: spec.transport, workload: spec.label as u16, tag });
     }
 }
