@@ -89,6 +89,37 @@ def test_empty_not_yet_writes_no_not_yet_section(tmp_path: Path, monkeypatch: py
     assert "Not yet reproducible" not in text
 
 
+def test_scorecard_counts_each_figures_claims(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure's claims open its section, land in `claims.json`, and the family's report
+    opens with a scorecard: every claim holds = matches, some = partly, none = differs,
+    no claim = not scored (stand-in figure modules, so no simulation runs)."""
+    import json
+    from types import SimpleNamespace
+
+    def fig(*claims: tuple[str, bool | None]) -> SimpleNamespace:
+        def run(ctx: object) -> str:
+            for text, holds in claims:
+                ctx.claim(text, "paper value", "our value", holds)  # type: ignore[attr-defined]
+            return "body"
+        return SimpleNamespace(TITLE="Stand-in", run=run)
+
+    figs = {"s_all": fig(("a holds", True), ("b holds", True)), "s_some": fig(("c holds", True), ("d fails", False)),
+            "s_none": fig(("e fails", False), ("f n/a", None)), "s_bare": fig()}
+    for name in figs:
+        monkeypatch.setitem(rep.FIGURES, name, "unused")
+    monkeypatch.setattr(rep, "module", lambda name: figs[name])
+    rep.reproduce(list(figs), out=tmp_path, quick=True, log=lambda *_: None)
+    text = (tmp_path / "paper" / "report.md").read_text(encoding="utf-8")
+    card = text[text.index("## Scorecard"):text.index("## Stand-in")]
+    assert "| s_all | matches | 2 of 2 | – |" in card
+    assert "| s_some | partly | 1 of 2 | d fails |" in card
+    assert "| s_none | differs | 0 of 1 | e fails |" in card
+    assert "| s_bare | not scored | – | – |" in card
+    some = json.loads((tmp_path / "paper" / "s_some" / "claims.json").read_text(encoding="utf-8"))
+    assert some["verdict"] == "partly" and [c["holds"] for c in some["claims"]] == [True, False]
+    assert "| d fails | paper value | our value | does not hold |" in (tmp_path / "paper" / "s_some" / "report.md").read_text(encoding="utf-8")
+
+
 def test_testbed_profile_is_package_data() -> None:
     from pl2.reproduce.common import testbed
 

@@ -12,8 +12,10 @@ simulate, and this process alone writes the store."""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib
+import json
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -151,7 +153,7 @@ def reproduce(
     (default: `LocalExecutor()`, one worker process per CPU, kept for all the figures;
     `SerialExecutor()` runs them in this process; a `RayExecutor` on Ray). `progress`
     logs how far each batch is (a bar on a terminal)."""
-    from pl2.reproduce.common import Context
+    from pl2.reproduce.common import Context, claims_table, verdict
 
     figs = resolve(names)
     n_seeds = seeds if seeds is not None else (QUICK_SEEDS if quick else FULL_SEEDS)
@@ -184,8 +186,11 @@ def reproduce(
             files = ", ".join(f"`{p.relative_to(out / fam)}`" for p in ctx.figures + ctx.data)
             stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)",
                            full=FULL_MODE[fam])
-            section = f"## {mod.TITLE}\n\n{body}\n\nFiles: {files}.\n\n{stamp}\n"
+            claims = f"{claims_table(ctx.claims)}\n\n" if ctx.claims else ""
+            section = f"## {mod.TITLE}\n\n{claims}{body}\n\nFiles: {files}.\n\n{stamp}\n"
             target.claim(f"{fam}/{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
+            score = {"verdict": verdict(ctx.claims), "claims": [dataclasses.asdict(c) for c in ctx.claims]}
+            target.claim(f"{fam}/{name}/{SCORE_FILE}").write_text(json.dumps(score, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             target.save()
             log(f"{name}: {wall:.1f} s, {ctx.runs} runs, {ctx.reused} reused")
     wall_all = time.monotonic() - t_all
@@ -205,6 +210,8 @@ SECTION_FILE = "report.md"
 #: The index of every figure of a family reproduced into a directory, and the index of
 #: the families.
 REPORT_FILE = "report.md"
+#: Each figure's claims and verdict (JSON), beside its section.
+SCORE_FILE = "claims.json"
 #: The results store inside a reproduction's directory.
 STORE_DIR = "store"
 
@@ -244,7 +251,29 @@ def _index(out: Path, target: outdir.Target, fam: str, asked: Sequence[str]) -> 
     sections = [(out / fam / n / SECTION_FILE).read_text(encoding="utf-8") for n in present]
     missing = [n for n in asked if n in NOT_YET]
     tail = ["## Not yet reproducible", "", table_missing(missing), ""] if missing else []
-    return "\n".join(head + sections + tail)
+    return "\n".join(head + _scorecard(out, fam, present) + sections + tail)
+
+
+def _scorecard(out: Path, fam: str, present: Sequence[str]) -> list[str]:
+    """The family's scorecard: per figure its verdict (every published claim it checks
+    holds: matches; some: partly; none: differs) and the claims that do not hold."""
+    from pl2.reproduce.common import table
+
+    rows = []
+    for n in present:
+        p = out / fam / n / SCORE_FILE
+        score = json.loads(p.read_text(encoding="utf-8")) if p.is_file() else {"verdict": "not scored", "claims": []}
+        claims = score["claims"]
+        judged = [c for c in claims if c["holds"] is not None]
+        held = sum(1 for c in judged if c["holds"])
+        failing = "; ".join(c["text"] for c in judged if not c["holds"])
+        rows.append([n, score["verdict"], f"{held} of {len(judged)}" if judged else "–", failing or "–"])
+    if not rows:
+        return []
+    return ["## Scorecard", "",
+            "Each figure's published claims, checked against our measurements (the tables in each section give the "
+            "numbers and tolerances): matches = every claim holds, partly = some do, differs = none does.", "",
+            table(["figure", "verdict", "claims holding", "claims that do not hold"], rows), ""]
 
 
 def _top_index(out: Path, target: outdir.Target) -> str:

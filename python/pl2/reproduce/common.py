@@ -98,6 +98,40 @@ class RunsFailed(Pl2Error):
     each failed run's parameters, seed and error."""
 
 
+@dataclass(frozen=True)
+class Claim:
+    """One published claim set beside our measurement: `text` says what was claimed
+    (short), `paper` the published figure, `ours` what we measured, `holds` whether our
+    measurement supports the claim (decided by the figure's code from the numbers, with
+    the tolerance `text` states; None when no comparison is possible)."""
+
+    text: str
+    paper: str
+    ours: str
+    holds: bool | None
+
+    def mark(self) -> str:
+        return {True: "holds", False: "does not hold", None: "not comparable"}[self.holds]
+
+
+#: A figure's verdict from its claims: every claim holds, some do, none does.
+VERDICTS = ("matches", "partly", "differs", "not scored")
+
+
+def verdict(claims: Sequence[Claim]) -> str:
+    judged = [c.holds for c in claims if c.holds is not None]
+    if not judged:
+        return "not scored"
+    if all(judged):
+        return "matches"
+    return "partly" if any(judged) else "differs"
+
+
+def claims_table(claims: Sequence[Claim]) -> str:
+    """The Markdown table of a figure's claims, paper beside ours."""
+    return table(["published claim", "paper", "pl2", "verdict"], [[c.text, c.paper, c.ours, c.mark()] for c in claims])
+
+
 class _Advance(Protocol):
     def advance(self, ok: bool) -> None: ...
 
@@ -124,6 +158,15 @@ class Context:
     #: The reproduction's output directory, through which every file is claimed (None:
     #: files go straight into `out`, for tests that build a Context by hand).
     target: outdir.Target | None = None
+    #: The published claims the figure checked (`claim`), for its section and the
+    #: family's scorecard.
+    claims: list[Claim] = field(default_factory=list)
+
+    def claim(self, text: str, paper: str, ours: str, holds: bool | None) -> None:
+        """Records a published claim and whether our measurement supports it (see
+        `Claim`); the section opens with the table of them and the family's report with
+        a scorecard of every figure's."""
+        self.claims.append(Claim(text, paper, ours, holds))
 
     def file(self, name: str) -> Path:
         """The path of the figure's file `name`, once it is sure pl2 may write it there

@@ -91,6 +91,11 @@ def run(ctx: Context) -> str:
                       int(sub["buffer_drops"].sum()), int(sub["program_drops"].sum()), kib(int(sub["max_queue_bytes"].max()))])
     g = [stats[r][0][0] for r in xs]
     expected = 100 * CTL_WIRE / (4 * FRAME_WIRE)
+    ctx.claim("outcast goodput stays at or below 90 Gbps for 1–4 receivers", "≤ 90 Gbps", f"{min(g):.1f}–{max(g):.1f} Gbps",
+              max(g) <= 90)
+    both = [stats[r][1][0] + stats[r][2][0] for r in xs]
+    ctx.claim("control overhead (RSV + GRT per burst, against the burst's data) at least 2 %", "≥ 2 %",
+              f"{min(both):.2f}–{max(both):.2f} %", min(both) >= 2.0)
     md = [
         f"Host 0's 12 threads keep a queue of {SIZE} B messages (4 full payloads, one K = 4 burst) to receivers "
         "1..r, closed loop. Goodput is the sum over receivers (mean ± 95% interval over seeds); overhead is RSV "

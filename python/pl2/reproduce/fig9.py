@@ -113,6 +113,18 @@ def run(ctx: Context) -> str:
         return agg[(size, n, tr)]["good"][0] or 0.0
     big = [n for n in senders if n >= 3]
     two = agg.get((6000, 2, "pl2"))
+    gb = [g(6000, n) for n in big]
+    ctx.claim("PL2 goodput 96–97 Gbps with 3–5 senders, 6000 B (±1 Gbps)", "96–97 Gbps", f"{min(gb):.2f}–{max(gb):.2f} Gbps",
+              all(95 <= x <= 98 for x in gb))
+    multi = [n for n in senders if n >= 2]
+    drops = sum(agg[(6000, n, "pl2")]["bd"] for n in multi)
+    ctx.claim("PL2 loses nothing with 2–5 senders (6000 B, buffer drops)", "0", str(drops), drops == 0)
+    q = max(agg[(6000, n, "pl2")]["q"] for n in senders)
+    ctx.claim("PL2's queue stays below 200 KiB (6000 B, 1–5 senders)", "< 200 KiB", f"{kib(q)} KiB", q < 200 * 1024)
+    ctx.claim("one sender with 12 threads reaches ~80 Gbps (±5)", "~80 Gbps", f"{g(6000, 1):.1f} Gbps", abs(g(6000, 1) - 80) <= 5)
+    raw = [(n, agg[(6000, n, "raw")]["share"][0] or 0.0) for n in multi]
+    ctx.claim("raw Ethernet delivers 1/n of what n senders send (±10 %)", "1/n", ", ".join(f"{n}: {x:.3f}" for n, x in raw),
+              all(abs(x * n - 1) <= 0.1 for n, x in raw))
     md = [
         "Goodput into h5 over the measurement window (mean ± 95% interval over seeds); drops summed over seeds; max queue "
         "the largest over seeds. Paper (§6.4, Fig. 9): raw Ethernet delivers 1/n with n senders; PL2 no loss, up to "

@@ -178,6 +178,11 @@ def results_table(agg: Mapping[Key, Mapping[str, Any]], paper: Mapping[tuple[str
                   "drops", "TCP retx / RTOs", "finished/RPCs in window", "last response µs (if none in window)"], rows)
 
 
+def within(x: float | None, target: float, rel: float) -> bool:
+    """Whether the finite value `x` lies within ±`rel` (a fraction) of `target`."""
+    return x is not None and not math.isinf(x) and abs(x - target) <= rel * target
+
+
 def _fmt_lat(mc: tuple[float | None, float | None]) -> str:
     m, ci = mc
     if m is None:

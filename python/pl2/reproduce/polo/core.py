@@ -29,6 +29,12 @@ def run(ctx: Context) -> str:
     agg = incast.aggregate(df)
     avail = incast.available_bps("core") / 1e6
     incast.plot(ctx, agg, designs, ns, "core", "Core bottleneck: N senders → 1 receiver over a 1 Gbps core link with 200 Mbps background", avail)
+    share = [agg[("Polo", n)]["good"][0] / agg[("Polo", n)]["bound"] for n in ns]
+    ctx.claim("Polo's goodput stays close to the available bandwidth as N grows (at least 90 % of its bound)", "close to full",
+              f"{min(share):.0%}–{max(share):.0%} of the bound", min(share) >= 0.9)
+    polo, ph = agg[("Polo", ns[-1])], agg[("pHost", ns[-1])]
+    close = not polo["p99_inf"] and not ph["p99_inf"] and abs(polo["p99"][0] - ph["p99"][0]) <= 0.25 * ph["p99"][0]
+    ctx.claim(f"Polo's p99 close to pHost's (within 25 %, N = {ns[-1]})", "close", f"Polo {incast.p99s(polo)}, pHost {incast.p99s(ph)}", close)
     return section(agg, designs, ns, rounds(ctx.quick), avail)
 
 

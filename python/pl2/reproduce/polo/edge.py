@@ -27,6 +27,10 @@ def run(ctx: Context) -> str:
     ctx.write_parquet(df, "edge")
     agg = incast.aggregate(df)
     incast.plot(ctx, agg, designs, ns, "edge", "Edge bottleneck: N synchronised senders → 1 receiver, one switch", 1000.0)
+    g = {(d, n): agg[(d, n)]["good"][0] for d in ("Polo", "NDP", "Homa") for n in ns}
+    between = [n for n in ns if min(g[("NDP", n)], g[("Homa", n)]) <= g[("Polo", n)] <= max(g[("NDP", n)], g[("Homa", n)])]
+    ctx.claim("Polo's goodput lies between NDP's and Homa's at every N", "between", f"between at N = {', '.join(map(str, between)) or 'none'} of {', '.join(map(str, ns))}",
+              len(between) == len(ns))
     return section(agg, designs, ns, rounds(ctx.quick))
 
 

@@ -113,6 +113,12 @@ def run(ctx: Context) -> str:
             for lab in labels:
                 b = bf.filter((pl.col("workload") == w) & (pl.col("design") == d) & (pl.col("bin") == lab))
                 brows.append([w, d, lab, int(b["flows"].sum()), int(b["unfinished"].sum()), _f(mean(b["p99_slowdown"].to_list()))])
+    for w in workloads:
+        p = agg[(w, "Polo")]
+        rh, rp = agg[(w, "Homa")] / p if p else float("nan"), agg[(w, "pHost")] / p if p else float("nan")
+        ctx.claim(f"{w}: Polo's p99 slowdown 2.2× better than Homa's and 3.1× better than pHost's (each ratio within ±30 %)",
+                  "2.2× / 3.1×", f"{_ratio(agg[(w, 'Homa')], p)} / {_ratio(agg[(w, 'pHost')], p)}",
+                  abs(rh - 2.2) <= 0.66 and abs(rp - 3.1) <= 0.93 if math.isfinite(rh) and math.isfinite(rp) else False)
     claim = []
     for w in workloads:
         p = agg[(w, "Polo")]

@@ -93,6 +93,9 @@ def run(ctx: Context) -> str:
                       f"{g['link_idle_share'].mean():.1%}",
                       int(g["unfinished"].sum()), int(g["drops"].sum()), int(g["trims"].sum()), int(g["timeouts"].sum())])
     polo = df.filter(pl.col("design") == "Polo")
+    p50_q = float(polo["p50_window_max_bytes"].mean())
+    ctx.claim(f"Polo controls the queue well (median window maximum within 2× the ECN threshold, {ECN_THRESHOLD_B / 1000:.2f} KB)",
+              "near the threshold", f"{p50_q / 1000:.1f} KB", p50_q <= 2 * ECN_THRESHOLD_B)
     n_to = int(polo["timeouts"].sum())
     tail = to.filter(pl.col("tail_lost"))
     spur = to.filter(pl.col("spurious"))
