@@ -73,31 +73,43 @@ def run(ctx: Context) -> str:
 
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 3, figsize=(15, 4))
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig, ax = plt.subplots(1, 3, figsize=(15, 5))
     colors = {"pl2": "tab:blue", "pl2 dequeue": "tab:cyan", "raw": "tab:gray", "cubic": "tab:red", "tcp/pl2": "tab:purple"}
     styles = {6000: "-", 6144: "--"}
     for size in (6000, 6144):
         for tr in TRANSPORTS:
             m = [agg[(size, n, tr)] for n in senders]
-            ax[0].errorbar(senders, [a["good"][0] for a in m], yerr=[a["good"][1] or 0 for a in m], ls=styles[size], color=colors[tr], marker="o", capsize=3, label=f"{tr} {size} B")
-            ax[1].plot(senders, [max(a["q"], 1) / 1024 for a in m], ls=styles[size], color=colors[tr], marker="o", label=f"{tr} {size} B")
-            ax[2].plot(senders, [a["share"][0] for a in m], ls=styles[size], color=colors[tr], marker="o", label=f"{tr} {size} B")
-    ax[0].axhspan(96, 97, color="tab:green", alpha=0.2, label="paper: 96–97 Gbps")
-    ax[0].axhline(80, color="tab:red", lw=0.8, ls="--", label="paper: 1 sender ~80")
+            ax[0].errorbar(senders, [a["good"][0] for a in m], yerr=[a["good"][1] or 0 for a in m], ls=styles[size], color=colors[tr], marker="o", capsize=3)
+            ax[1].plot(senders, [max(a["q"], 1) / 1024 for a in m], ls=styles[size], color=colors[tr], marker="o")
+            ax[2].plot(senders, [a["share"][0] for a in m], ls=styles[size], color=colors[tr], marker="o")
+    ax[0].axhspan(96, 97, color="tab:green", alpha=0.2)
+    ax[0].axhline(80, color="tab:red", lw=0.8, ls="-.")
     ax[0].set_ylim(0, 100)
     ax[0].set_title("(a) goodput into h5 (Gbps)")
-    ax[1].axhline(1_500_000 / 1024, color="k", ls="--", lw=0.8, label="port limit 1.5 MB")
-    ax[1].axhline(200, color="tab:green", ls=":", lw=1, label="paper: < 200 KiB")
+    ax[1].axhline(1_500_000 / 1024, color="k", ls="-.", lw=0.8)
+    ax[1].axhline(200, color="tab:green", ls=":", lw=1)
     ax[1].set_yscale("log")
     ax[1].set_title("(b) max queue at s0→h5 (KiB)")
-    ax[2].plot(senders, [1 / n for n in senders], color="k", ls=":", label="1/n (paper, raw)")
+    ax[2].plot(senders, [1 / n for n in senders], color="k", ls=":")
     ax[2].set_title("(c) bytes delivered / bytes sent")
     for a in ax:
         a.set_xlabel("senders (12 threads each)")
         a.set_xticks(senders)
-        a.legend(fontsize=6)
+    # One legend under the panels, so none covers data: colour = transport, line = size,
+    # then the published references.
+    handles = [Line2D([], [], color=colors[tr], marker="o", label=tr) for tr in TRANSPORTS]
+    handles += [Line2D([], [], color="k", ls=styles[size], label=f"{size} B messages") for size in (6000, 6144)]
+    handles += [Patch(color="tab:green", alpha=0.2, label="(a) paper: PL2 96–97 Gbps"),
+                Line2D([], [], color="tab:red", lw=0.8, ls="-.", label="(a) paper: 1 sender ~80 Gbps"),
+                Line2D([], [], color="tab:green", ls=":", label="(b) paper: < 200 KiB"),
+                Line2D([], [], color="k", lw=0.8, ls="-.", label="(b) port limit 1.5 MB"),
+                Line2D([], [], color="k", ls=":", label="(c) paper, raw: 1/n")]
+    fig.legend(handles=handles, loc="lower center", ncol=7, fontsize=8, frameon=False)
     fig.suptitle(f"Fig. 9: n-way incast into h5, PL2 K = 4, t = 15 vs raw Ethernet ({len(ctx.seeds)} seed(s))", fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     ctx.save(fig, "fig9")
 
     trows = []
