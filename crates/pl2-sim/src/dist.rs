@@ -100,6 +100,11 @@ impl DelayDist {
         }
     }
 
+    /// Whether it is the constant 0 (the default of every optional cost).
+    pub fn is_zero(&self) -> bool {
+        *self == DelayDist::default()
+    }
+
     pub fn is_constant(&self) -> bool {
         matches!(self, DelayDist::Const { .. })
     }

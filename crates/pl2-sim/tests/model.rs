@@ -9,6 +9,7 @@ mod model {
     mod determinism;
     mod errors;
     mod homa;
+    mod host_cpu;
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;

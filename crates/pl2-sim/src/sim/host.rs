@@ -36,7 +36,8 @@ impl Simulation {
                 host.thread_busy[t] = true;
                 self.msgs[slot as usize].rec.thread = t as u16;
                 let cost = self.net.host.send_cpu_per_message.sample(&mut host.rng);
-                host.tx_cpu_free = host.tx_cpu_free.max(self.now) + cost;
+                let clock = host.cpu_clock(PktKind::Data, t as u16);
+                *clock = (*clock).max(self.now) + cost;
                 let info = self.msg_info(slot);
                 let tp = self.msgs[slot as usize].transport;
                 let mut acts = std::mem::take(&mut self.actions);
@@ -131,10 +132,19 @@ impl Simulation {
         }
         let was_empty = host.txline.is_empty();
         let mut group_ready = now;
+        let mut group_start = true;
         for s in &acts.sends {
-            let cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
-            host.tx_cpu_free = host.tx_cpu_free.max(now) + cpu;
-            group_ready = group_ready.max(host.tx_cpu_free);
+            let mut cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
+            if group_start {
+                cpu += hc.send_cpu_per_burst.sample(&mut host.rng);
+                group_start = false;
+            }
+            if s.kind == PktKind::Control {
+                cpu += hc.cpu_per_control.sample(&mut host.rng);
+            }
+            let clock = host.cpu_clock(s.kind, s.thread);
+            *clock = (*clock).max(now) + cpu;
+            group_ready = group_ready.max(*clock);
             let mut p = s.to_packet(h, now, framing);
             p.set_transport(tp);
             let id = self.arena.alloc(p);
@@ -152,6 +162,7 @@ impl Simulation {
                 host.txline_last = exit;
                 host.txline.extend(self.group.drain(..).map(|p| (exit, p)));
                 group_ready = now;
+                group_start = true;
             }
         }
         if !self.group.is_empty() {
@@ -207,6 +218,14 @@ impl Simulation {
             self.critical = Some((p.msg, p.msg_gen, p.created, t));
         }
         self.arena.free(pkt);
+        if p.kind == PktKind::Control {
+            // A scheduling control frame for one of this host's threads (PL2's GRT): its
+            // thread pays for handling it before it can send again.
+            let host = &mut self.hosts[h as usize];
+            let cost = self.net.host.cpu_per_control.sample(&mut host.rng);
+            let clock = host.cpu_clock(PktKind::Control, p.thread);
+            *clock = (*clock).max(self.now) + cost;
+        }
         let port = &self.ports[self.hosts[h as usize].port as usize];
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);

@@ -94,7 +94,8 @@ impl Simulation {
         let fec = self.net.link.fec_jitter.min();
         let frames = size.div_ceil(max_payload).max(1);
         // Per stage: the time the previous frame left it.
-        let mut send_cpu = SimTime::ZERO + hc.send_cpu_per_message.min();
+        // A message alone is at least one hand-over unit.
+        let mut send_cpu = SimTime::ZERO + hc.send_cpu_per_message.min() + hc.send_cpu_per_burst.min();
         let ring = hc.tx_ring_frames.max(1) as usize;
         // When the NIC started serialising each of the last `ring` frames (the ring slot
         // it frees refills with frame `i + ring`).

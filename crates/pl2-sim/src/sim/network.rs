@@ -48,6 +48,20 @@ pub(crate) struct Port {
     pub window: LazyWindow,
 }
 
+impl Host {
+    /// The CPU clock that pays for a frame of `kind` sent (or, for a control frame,
+    /// received) by `thread`: the thread's own with `host.cpu = "thread"` for data and
+    /// control frames of a local thread, the host's otherwise.
+    #[inline]
+    pub fn cpu_clock(&mut self, kind: crate::packet::PktKind, thread: u16) -> &mut SimTime {
+        use crate::packet::PktKind;
+        match self.thread_cpu_free.get_mut(thread as usize) {
+            Some(c) if matches!(kind, PktKind::Data | PktKind::Control) => c,
+            _ => &mut self.tx_cpu_free,
+        }
+    }
+}
+
 pub(crate) struct Host {
     pub port: u32,
     pub nic: NicQueues,
@@ -55,6 +69,9 @@ pub(crate) struct Host {
     pub txline_last: SimTime,
     pub tx_cpu_free: SimTime,
     pub rx_cpu_free: SimTime,
+    /// With `host.cpu = "thread"`: when each application thread's CPU is next free
+    /// (empty otherwise: every cost goes to `tx_cpu_free`).
+    pub thread_cpu_free: Vec<SimTime>,
     pub rng: SimRng,
     pub thread_busy: Vec<bool>,
     pub thread_queue: Vec<VecDeque<u32>>,

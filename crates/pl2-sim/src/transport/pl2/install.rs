@@ -82,6 +82,8 @@ fn min_rsv_grt_ps(net: &NetSite<'_>) -> u64 {
     let ctl = net.net.framing.wire_bytes(L4Headers::None, 0);
     let up_ser = if sc.cut_through && down.rate <= up.rate { 0 } else { up.rate.tx_time(ctl).0 };
     hc.send_cpu_per_packet.min().0
+        + hc.send_cpu_per_burst.min().0
+        + 2 * hc.cpu_per_control.min().0
         + hc.send_latency.min().0
         + up_ser
         + up.delay.0
