@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import signal
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
@@ -474,6 +475,7 @@ def reproduce(
     ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
     ray_address: Annotated[Optional[str], typer.Option("--ray-address", help="Ray cluster to join, e.g. auto or ray://head:10001 (implies --ray; --out must be on a file system the cluster shares)")] = None,
     force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", help="override every run's scenario, KEY=VALUE with a dotted key and a TOML value, e.g. --set network.host.cpu='\"thread\"' or --set network.host.send_cpu_per_packet=150ns (repeatable; a value that is not TOML is a string); for sensitivity studies, listed in each section's stamp")] = None,
 ) -> None:
     """Reproduce published evaluations beside their claims (the PL2 paper's figures, the
     Polo slides' experiments): writes Parquet data, PNG and SVG figures and a report.md
@@ -494,11 +496,28 @@ def reproduce(
     executor = _executor(workers, ray, ray_address, serial_when_one=True)
     try:
         path = rep.reproduce(names, out=out, quick=quick, seeds=seeds, log=lambda m: typer.echo(m, err=True),
-                             executor=executor, progress=True, force=force)
+                             executor=executor, progress=True, force=force, overrides=_parse_sets(set_ or []))
     except RunsFailed as e:
         _error(str(e))
         raise typer.Exit(EXIT_FAILED) from None
     typer.echo(f"written {path}")
+
+
+def _parse_sets(items: list[str]) -> dict[str, Any]:
+    """`--set KEY=VALUE` options as overrides: the value as TOML (`0.5`, `true`,
+    `"thread"`, `{ kind = "uniform", ... }`), or the text itself when it is not TOML
+    (`150ns`, `thread`)."""
+    out: dict[str, Any] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ScenarioError(f"--set {item!r}: write KEY=VALUE with a dotted scenario key, e.g. --set network.host.cpu=thread")
+        try:
+            out[key] = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            out[key] = value.strip()
+    return out
 
 
 def main() -> None:

@@ -165,3 +165,27 @@ def test_fig8_regenerates_from_its_committed_parquet(tmp_path: Path) -> None:
     assert f"## {fig8.TITLE}\n\n{body}\n" in report
     assert (tmp_path / "fig8.png").stat().st_size > 10_000
     assert (tmp_path / "fig8.svg").exists()
+
+
+@pytest.mark.real_native
+def test_set_overrides_every_run_and_names_bad_input(tmp_path: Path) -> None:
+    """`--set KEY=VALUE` reaches every run's scenario (a new run key, the value in the
+    scenario) and a malformed one exits 2 with the form to use."""
+    import tomllib
+
+    from pl2.cli import _parse_sets
+    from pl2.reproduce.common import Job, _plan, scenario
+
+    assert _parse_sets(["network.host.cpu=thread", "a.b=0.5", "c=\"x\"", "d = 150ns"]) == {
+        "network.host.cpu": "thread", "a.b": 0.5, "c": "x", "d": "150ns"}
+    sc = scenario("s", {"kind": "pl2"}, [{"kind": "incast", "senders": "0..2", "receiver": 5, "size": "6000B"}],
+                  warmup_ms=0.1, until_ms=0.5, duration_ms=0.6)
+    job = Job(sc, {}, 1, "t")
+    plain_id, _ = _plan(job, "code")
+    over_id, over = _plan(job, "code", {"network.host.cpu": "thread", "network.host.send_cpu_per_packet": "150ns"})
+    assert plain_id != over_id
+    host = tomllib.loads(over.text)["network"]["host"]
+    assert host["cpu"] == "thread" and host["send_cpu_per_packet"] == "150ns"
+    r = runner.invoke(app, ["reproduce", "fig10", "--quick", "--set", "oops", "--out", str(tmp_path / "o")])
+    assert r.exit_code == EXIT_INVALID and "KEY=VALUE" in r.output
+    assert not (tmp_path / "o").exists()

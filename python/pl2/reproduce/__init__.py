@@ -17,7 +17,7 @@ import fnmatch
 import importlib
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +140,7 @@ def reproduce(
     executor: Executor | None = None,
     progress: bool = False,
     force: bool = False,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Path:
     """Runs the figures `names` (see `resolve`), writes each figure's section to
     `<out>/<family>/<figure>/report.md`, each family's index `<out>/<family>/report.md`
@@ -152,7 +153,9 @@ def reproduce(
     did not write; see `pl2.outdir`). `executor` runs each figure's batch of runs
     (default: `LocalExecutor()`, one worker process per CPU, kept for all the figures;
     `SerialExecutor()` runs them in this process; a `RayExecutor` on Ray). `progress`
-    logs how far each batch is (a bar on a terminal)."""
+    logs how far each batch is (a bar on a terminal). `overrides` (dotted scenario paths
+    to values, as `Scenario.with_overrides` takes) apply to every run of every figure:
+    a sensitivity study, not the published setting; each section's stamp lists them."""
     from pl2.reproduce.common import Context, claims_table, verdict
 
     figs = resolve(names)
@@ -177,7 +180,7 @@ def reproduce(
             mod = module(name)
             fam = family(name)
             ctx = Context(out=out / fam / name, store=store, seeds=seed_list, quick=quick, log=log, executor=executor,
-                          progress=progress, target=target)
+                          progress=progress, target=target, overrides=dict(overrides or {}))
             ctx.out.mkdir(parents=True, exist_ok=True)
             log(f"{name}: running")
             t0 = time.monotonic()
@@ -185,7 +188,7 @@ def reproduce(
             wall = time.monotonic() - t0
             files = ", ".join(f"`{p.relative_to(out / fam)}`" for p in ctx.figures + ctx.data)
             stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)",
-                           full=FULL_MODE[fam])
+                           full=FULL_MODE[fam], overrides=ctx.overrides)
             claims = f"{claims_table(ctx.claims)}\n\n" if ctx.claims else ""
             section = f"## {mod.TITLE}\n\n{claims}{body}\n\nFiles: {files}.\n\n{stamp}\n"
             target.claim(f"{fam}/{name}/{SECTION_FILE}").write_text(section, encoding="utf-8")
@@ -216,7 +219,8 @@ SCORE_FILE = "claims.json"
 STORE_DIR = "store"
 
 
-def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str, full: str = "≥ 10 ms of steady state per run") -> str:
+def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: str, full: str = "≥ 10 ms of steady state per run",
+           overrides: Mapping[str, Any] | None = None) -> str:
     """The lines that say how a figure's section was made."""
     sha = str(info.get("git_sha", "?"))[:12] + (" (dirty)" if info.get("git_dirty") == "true" else "")
     return "\n".join([
@@ -225,6 +229,8 @@ def _stamp(info: dict[str, Any], quick: bool, seed_list: Sequence[int], wall: st
         f"- Mode: {'quick (short windows, fewer points; not the committed numbers)' if quick else f'full ({full})'}.",
         f"- Seeds: {', '.join(map(str, seed_list))}" + (" (statistics are mean ± 95% interval over seeds, Student's t)" if len(seed_list) > 1 else " (one seed: no intervals)") + ".",
         f"- Wall time: {wall}.",
+        *([f"- Overrides on every run (`--set`; not the published setting): "
+           + ", ".join(f"`{k} = {json.dumps(v, ensure_ascii=False)}`" for k, v in overrides.items()) + "."] if overrides else []),
     ])
 
 

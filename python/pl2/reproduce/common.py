@@ -161,6 +161,9 @@ class Context:
     #: The published claims the figure checked (`claim`), for its section and the
     #: family's scorecard.
     claims: list[Claim] = field(default_factory=list)
+    #: Dotted-path overrides applied to every run's scenario (`pl2 reproduce --set`), e.g.
+    #: a host CPU model for a sensitivity study; runs keep their own keys.
+    overrides: Mapping[str, Any] = field(default_factory=dict)
 
     def claim(self, text: str, paper: str, ours: str, holds: bool | None) -> None:
         """Records a published claim and whether our measurement supports it (see
@@ -189,7 +192,7 @@ class Context:
         as always: scenario hash (with the seed) + code hash. Raises RunsFailed after
         the batch if any run failed."""
         code = _ffi.code_hash()
-        planned = [_plan(job, code) for job in jobs]
+        planned = [_plan(job, code, self.overrides) for job in jobs]
         ids = [run_id for run_id, _ in planned]
         self.store.ensure_catalogued(ids)
         todo: dict[str, tuple[Job, Scenario]] = {}
@@ -321,10 +324,11 @@ def _duration_s(sc: Scenario) -> float:
         return 0.0
 
 
-def _plan(job: Job, code: str) -> tuple[str, Scenario]:
-    """The job's run id and seeded scenario; a ScenarioError names the job."""
+def _plan(job: Job, code: str, overrides: Mapping[str, Any] | None = None) -> tuple[str, Scenario]:
+    """The job's run id and seeded scenario (with `overrides` applied); a ScenarioError
+    names the job."""
     try:
-        sc = job.scenario.with_overrides({"seed": job.seed})
+        sc = job.scenario.with_overrides({**(overrides or {}), "seed": job.seed})
         return f"{sc.hash()}-{code}", sc
     except ScenarioError as e:
         raise ScenarioError(f"{job.sweep}, run with {dict(job.params)}, seed {job.seed}: {e}") from None
