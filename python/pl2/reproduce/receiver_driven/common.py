@@ -133,6 +133,33 @@ def build(name: str, tp: str, workload: str, load: float, *, warmup_us: float, u
     return Scenario.from_dict(d)
 
 
+#: Message sizes sent alone (one at a time, cross-rack h0 → h100) to measure each
+#: transport's own completion time alone in this network against pl2's ideal.
+ALONE_SIZES = [100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000]
+ALONE_GAP_US = 20_000.0
+#: Diagnostics of the alone runs (not the transports' recommended settings): what
+#: removes each one's gap to the ideal.
+ALONE_DIAGNOSTICS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "pHost, no host delays": ("pHost", {}, {"send_latency": "0ns", "recv_latency": "0ns"}),
+    "pHost, window 16 tokens": ("pHost", {"window_tokens": 16}, {}),
+    "RDS, RTTbytes 20000 B": ("RDS", {"rtt_bytes": "20000B"}, {}),
+}
+
+
+def build_alone(name: str, tp: str, overrides: Mapping[str, Any] | None = None,
+                host: Mapping[str, Any] | None = None) -> Scenario:
+    """One message of each of ALONE_SIZES from host 0 to host 100 (another rack), each
+    sent ALONE_GAP_US after the previous one, long after it is delivered."""
+    sc = build(name, tp, "w3", 0.5, warmup_us=0, until_us=ALONE_GAP_US * len(ALONE_SIZES),
+               duration_us=ALONE_GAP_US * (len(ALONE_SIZES) + 1))
+    d = sc.to_dict()
+    d["transport"].update(overrides or {})
+    d["network"]["host"].update(host or {})
+    d["workload"] = [{"kind": "incast", "senders": [0], "receiver": 100, "size": f"{s}B", "count": 1,
+                      "start": _ns(i * ALONE_GAP_US)} for i, s in enumerate(ALONE_SIZES)]
+    return Scenario.from_dict(d)
+
+
 def _ns(us: float) -> str:
     return f"{round(us * 1000)}ns"
 
