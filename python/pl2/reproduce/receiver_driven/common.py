@@ -214,8 +214,8 @@ def counters(summary: Mapping[str, Any], tp: str) -> dict[str, int]:
         to, rx = t.get("rts_resent", 0), t.get("data_resent", 0)
     elif tp == "DCTCP":
         to, rx = t.get("timeouts", 0), t.get("retransmissions", 0)
-    else:
-        to, rx = t.get("timeouts", 0), t.get("retransmissions", 0)
+    else:  # RDS: the sender's timeout resends the unscheduled packets, the receiver's NACKs
+        to, rx = t.get("sender_timeouts", 0) + t.get("receiver_timeouts", 0), t.get("retransmissions", 0)
     return {
         "drops": int(sum(v for v in drops.values() if isinstance(v, (int, float)))),
         "trims": int(c.get("trims", 0) or 0),
