@@ -307,14 +307,16 @@ def section(ctx: Context, rf: pl.DataFrame, bf: pl.DataFrame, windows: Mapping[s
         uns = g["homa_unscheduled_packets"].sum()
         trows.append([w.upper(), f"{int(load * 100)}%", tp, int(g["messages"].sum()), int(g["unfinished"].sum()),
                       int(g["drops"].sum()), int(g["trims"].sum()), int(g["timeouts"].sum()), int(g["retransmissions"].sum()),
-                      f"{100 * ctl:.1f}%", f"{g['max_queue_down_bytes'].max() / 1000:.0f}", f"{g['max_queue_up_bytes'].max() / 1000:.0f}",
+                      f"{100 * ctl:.1f}%", f"{load * (1 + ctl):.2f}", f"{g['max_queue_down_bytes'].max() / 1000:.0f}", f"{g['max_queue_up_bytes'].max() / 1000:.0f}",
                       f"{100 * sched / (sched + uns):.0f}%" if tp == "Homa" and sched + uns else
                       f"{100 * g['tcp_ce_received'].sum() / max(1, g['tcp_segments_received'].sum()):.2f}% CE" if tp == "DCTCP" else "–"])
     md += ["**Run totals** (seeds summed; queues: the largest over seeds at any ToR→host port and any switch→switch "
            "port; timeouts: Homa RESEND timeouts, pHost RTS resends, NDP and DCTCP retransmission timeouts, RDS sender and "
-           "receiver timeouts; with no drops, a retransmission is a timer firing on a packet that was only late):", "",
+           "receiver timeouts; with no drops, a retransmission is a timer firing on a packet that was only late; host link "
+           "load with control = load × (1 + control / data wire bytes): the traffic is all-to-all and symmetric, so "
+           "each host's link carries its share of the control frames too, above 1.00 the host links are overloaded):", "",
            table(["workload", "load", "transport", "messages", "unfinished", "drops", "trims", "timeouts", "retransmissions",
-                  "control / data wire bytes", "max queue → host KB", "max queue fabric KB",
+                  "control / data wire bytes", "host link load with control", "max queue → host KB", "max queue fabric KB",
                   "Homa scheduled packets / DCTCP CE-marked segments"], trows), ""]
     # Per-bin table: p50 / p99 per transport, one row per (workload, load, bin).
     head = ["workload", "load", "size ≤"] + [f"{tp} p50 / p99" for tp in c.TRANSPORTS] + ["unfinished (H/pH/N/D/R)", "min slowdown"]
@@ -432,4 +434,31 @@ def why(rf: pl.DataFrame, bf: pl.DataFrame, loads: list[float]) -> list[str]:
         dr = int(rf.filter(pl.col("transport") == tp)["drops"].sum())
         out.append(f"- {tp}: " + "; ".join(parts) + f". Unfinished {unf}, drops {dr}, retransmissions {rx} over all its runs.")
     out.append("")
+    over = []
+    for (w, load, tp), g in rf.group_by(["workload", "load", "transport"], maintain_order=True):
+        ctl = g["control_wire_bytes"].sum() / max(1, g["data_wire_bytes"].sum())
+        if load * (1 + ctl) > 1.0:
+            over.append(f"{tp} on {w.upper()} at {int(load * 100)}% ({load * (1 + ctl):.2f})")
+    if over:
+        out += ["Overloaded host links: counting control frames, the offered load exceeds the host link for "
+                + ", ".join(over) + ". Every message of these transports adds control frames of 84 B on the wire "
+                "(pHost an RTS and an ACK, NDP an ACK and PULLs, RDS a DONE and grants, TCP ACKs), which on W1's and "
+                "W2's messages of a few hundred bytes are a large share of the data; Homa sends no control for a message "
+                "that fits its unscheduled bytes. Where that load is above 1 the sending hosts' queues (in the transport "
+                "or at the NIC) grow for the whole window, which is why these points have median slowdowns far above 1 "
+                "at every size.", ""]
+    rds = rf.filter(pl.col("transport") == "RDS")
+    if int(rds["drops"].sum()) == 0 and int(rds["retransmissions"].sum()) > 0:
+        out += [f"RDS resent {int(rds['retransmissions'].sum()):,} packets after {int(rds['timeouts'].sum()):,} "
+                "timeouts with no packet dropped anywhere: its 1 ms sender and receiver timeouts (the PL2 paper's values "
+                "at 100 Gbps) fire on packets that are late, not lost (at 10 Gbps with overcommitment 1 a message can wait "
+                "longer than 1 ms for its grants), and the resent packets are load on top. Its largest tails are "
+                "transport wait.", ""]
+    homa = rf.filter(pl.col("transport") == "Homa")
+    if int(homa["timeouts"].sum()) > 0:
+        out += [f"Homa fired {int(homa['timeouts'].sum())} RESEND timeouts (10 ms) and resent "
+                f"{int(homa['retransmissions'].sum())} packets with no drop anywhere: messages that received nothing for "
+                "10 ms while the receiver granted smaller ones (SRPT), on "
+                + ", ".join(sorted({f"{r['workload'].upper()} {int(r['load'] * 100)}%" for r in homa.filter(pl.col('timeouts') > 0).iter_rows(named=True)}))
+                + ".", ""]
     return out
