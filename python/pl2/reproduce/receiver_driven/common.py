@@ -24,8 +24,8 @@ Switch queues: the simulator's are unbounded; pl2's switches get a 64 MiB shared
 with dynamic thresholds off and no port limit (no transport comes near it; drops are
 counted and reported), eight strict priorities. Two transports need their own queue
 discipline, so the switch is per run: NDP runs on trimming queues (8 full frames per
-data FIFO, NDP paper §5 / htsim `-q 8`), DCTCP on step ECN marking at K = 65 full frames
-(DCTCP paper §3.4's value for 10 Gbps). Everything else is identical.
+data FIFO, htsim's `-q 8`, the NDP paper's 8-packet queues), DCTCP on step ECN marking at K = 65 full frames
+(the value of the DCTCP paper's 10 Gbps experiments, Alizadeh et al., SIGCOMM 2010). Everything else is identical.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ _TRANSPORT: dict[str, dict[str, Any]] = {
     "Homa": {"kind": "homa", "preset": "reference"},
     # YAPS's pHost: ≤ 8-packet flows unsolicited, SRPT tokens, per-packet spraying.
     "pHost": {"kind": "phost", "preset": "yaps"},
-    # htsim's NDP (the NDP paper's values: initial window 23, 5 ms RTO floor), paths
+    # pl2's NDP defaults, htsim's (initial window 23, the largest of the NDP paper's incast
+    # runs; 5 ms RTO floor, `DEFAULT_RTO_MIN`), paths
     # permuted per packet (source routing).
     "NDP": {"kind": "ndp"},
     # TCP with DCTCP (RFC 8257), pl2's TCP defaults (SACK, delayed ACKs, IW 10, 1 ms
