@@ -44,6 +44,7 @@ FIGURES: dict[str, str] = {
     "polo-ablation": "pl2.reproduce.polo.ablation",
     "polo-leafspine": "pl2.reproduce.polo.leafspine",
     "polo-large-incast": "pl2.reproduce.polo.large_incast",
+    "homa-slowdown": "pl2.reproduce.receiver_driven.homa_slowdown",
 }
 
 
@@ -71,19 +72,32 @@ def _polo_preamble() -> list[str]:
     return preamble()
 
 
+def _receiver_driven_preamble() -> list[str]:
+    from pl2.reproduce.receiver_driven.common import preamble
+
+    return preamble()
+
+
 #: What full mode means in each family, for the sections' stamps.
-FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states"}
+FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
+                             "receiver-driven": "the windows the section states"}
 
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
     "paper": Family("paper", "PL2 paper reproduction (`pl2 reproduce`)", _paper_preamble),
     "polo": Family("polo", "Polo evaluation reproduced: Polo against Homa, NDP and pHost (`pl2 reproduce polo`)", _polo_preamble),
+    "receiver-driven": Family("receiver-driven", "Receiver-driven transports: slowdown by message size in the Homa paper's "
+                              "network (`pl2 reproduce receiver-driven`)", _receiver_driven_preamble),
 }
+
+#: Figure name prefixes of the families other than `paper`.
+_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven"}
 
 
 def family(name: str) -> str:
-    """The family a figure belongs to: `polo` for `polo-*`, else `paper`."""
-    return "polo" if name.startswith("polo-") else "paper"
+    """The family a figure belongs to: `polo` for `polo-*`, `receiver-driven` for
+    `homa-*`, else `paper`."""
+    return next((f for p, f in _PREFIX.items() if name.startswith(p)), "paper")
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.
 NOT_YET: dict[str, str] = {}
