@@ -1,5 +1,5 @@
-"""The `pl2` command line (typer). Commands: run, validate, show, sweep, plot, inspect,
-rerun, compare, reproduce. Errors are printed as one `error: ...` line on stderr naming what to fix.
+"""The `pl2` command line (typer). Commands: run, validate, show, sweep, plot, plot-sweep,
+inspect, pcap, rerun, compare, reproduce. Errors are printed as one `error: ...` line on stderr naming what to fix.
 
 Exit codes: 0 success; 1 a run failed, a sweep had failed runs, a rerun differs, or the
 native module is missing; 2 invalid input (scenario, spec, path or option);
@@ -481,8 +481,8 @@ def reproduce(
     Polo slides' experiments, slowdown by message size in the Homa paper's network): writes
     Parquet data, PNG and SVG figures and a report.md per family (stamped with the code
     version, wall time and seeds) into --out/paper, --out/polo and --out/receiver-driven,
-    and an index --out/report.md. Figures that need applications not built yet are listed in the
-    report as not yet reproducible. Each figure's runs run in parallel (local worker
+    and an index --out/report.md; each family's report opens with a scorecard of the
+    published claims its figures check (each figure's claims.json). Each figure's runs run in parallel (local worker
     processes, or Ray with --ray); this process alone writes the results store, as each
     run finishes. Re-running reuses finished runs from the store."""
     from pl2 import reproduce as rep

@@ -232,7 +232,7 @@ def write_pcap(
         t = t.filter(pl.col("flow").is_in(flows))
     if t.height == 0:
         raise PcapError("no traced frame leaves a port under these filters (nodes, ports, flows); check them against the trace "
-                        "table (`pl2 inspect RUN --trace`) and the scenario's [metrics.trace]")
+                        "table (`pl2.RunResult.load(RUN).trace`, its `node`, `port` and `flow` columns) and the scenario's [metrics.trace]")
     kinds, vlan, ppp = _scenario_info(run.scenario)
     out = Path(path)
     tmp = out.with_name(f".{out.name}.partial-{os.getpid()}")

@@ -4,7 +4,7 @@ and only the driver writes the results store, so the guarantees of a local sweep
 (atomic run directories, skipped finished runs, recorded failures, resumable after the
 driver dies). A task whose worker process dies is retried by Ray (`max_retries`).
 
-Ray is an optional dependency: `pip install 'pl2[ray]'`."""
+Ray is an optional dependency: `pip install '.[ray]'` from the repository (or `pip install ray`)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ImportError("Ray is not installed: `pip install 'pl2[ray]'` (or `pip install ray`), or run the sweep without --ray") from None
+        raise ImportError("Ray is not installed: `pip install ray` (or `pip install '.[ray]'` in the pl2 repository), or run the sweep without --ray") from None
     return ray
 
 
