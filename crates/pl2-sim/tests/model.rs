@@ -9,6 +9,7 @@ mod model {
     mod determinism;
     mod errors;
     mod homa;
+    mod hybrid;
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;
