@@ -125,3 +125,34 @@ fn circuit_settings_without_hybrid_racks_are_rejected() {
     let e = Simulation::new(spec(bad, vec![])).err().expect("rejected");
     assert!(e.to_string().contains("network.voq.capacity_packets"), "{e}");
 }
+
+/// The circuit-state signal end to end: every acknowledgement rack 0's ToR hands to the
+/// sender carries ECE exactly while the 0 → 1 circuit is up or due within the lead (the
+/// ToR decides when the ACK arrives; it leaves at most a microsecond later), and a reTCP
+/// flow sees both values.
+#[test]
+fn acks_carry_the_circuit_state_while_the_circuit_is_up_or_due() {
+    use pl2_sim::packet::{flags, PktKind};
+    use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
+    let racks = 3;
+    let lead = Duration::from_us(150);
+    let cfg = CircuitConfig { signal_lead: Some(lead), ..CircuitConfig::default() };
+    let mut sp = spec(net(racks, cfg.clone(), VoqConfig::default()), vec![list(vec![msg(0, 0, 2, 20_000_000)])]);
+    sp.transport = pl2_sim::sim::TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Retcp), ..TcpConfig::default() });
+    // Port 1: switch s0's end of host 0's link (its downlink).
+    sp.metrics.trace = Some(TraceConfig { ports: vec![1], max_records: u64::MAX, ..Default::default() });
+    let mut sim = run(sp, SimTime(20_000_000_000));
+    let sched = cfg.schedule(racks).unwrap();
+    let acks: Vec<_> = sim.drain_records().trace.into_iter().filter(|r| r.event == TraceEvent::Tx && r.packet.kind == PktKind::Ack).collect();
+    assert!(acks.len() > 100);
+    let (mut on, mut off) = (0, 0);
+    for r in &acks {
+        let ece = r.packet.flags & flags::CE != 0;
+        let at = |t: SimTime| sched.up_or_due(0, 1, t, lead);
+        assert!(ece == at(r.time) || ece == at(SimTime(r.time.0.saturating_sub(1_000_000))), "ACK at {:?}: ECE {ece}", r.time);
+        if ece { on += 1 } else { off += 1 }
+    }
+    assert!(on > 0 && off > 0, "{on} ACKs with ECE, {off} without");
+    let st = sim.circuit_stats().unwrap();
+    assert_eq!(st.counters.signal_set + st.counters.signal_clear, acks.len() as u64, "every ACK to rack 0 was signalled");
+}
