@@ -26,4 +26,6 @@ def run(ctx: Context) -> str:
         labels = list(VARIANTS)
         sweep.plot(ctx, df, labels, {}, name, "TCP variant", f"Static 16-packet VOQs, {racks} racks")
         out += [f"**{racks} racks**:", "", sweep.result_table(df, labels, SLIDES, "variant"), ""]
+    out += ["The slide's bars (17 Linux variants at 42-55 %, one at 26 %) cannot be matched name by name from the slide's "
+            "text; pl2 has four of them. All four land in or near the slide's band at both rack counts (reTCP 40 % at 8 racks).", ""]
     return "\n".join(out)

@@ -160,13 +160,17 @@ pub enum TcpScheduler {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
+    /// NewReno (RFC 5681).
     NewReno,
+    /// CUBIC (RFC 9438). Default.
     #[default]
     Cubic,
+    /// DCTCP (RFC 8257).
     Dctcp,
     /// reTCP (NSDI 2020): `retcp.base` plus one jump by `retcp.beta` per change of the
     /// circuit-state signal carried in ECN-Echo (`network.circuit.signal_lead`).
     Retcp,
+    /// No congestion window (the receive window only).
     None,
 }
 
