@@ -156,3 +156,30 @@ fn acks_carry_the_circuit_state_while_the_circuit_is_up_or_due() {
     let st = sim.circuit_stats().unwrap();
     assert_eq!(st.counters.signal_set + st.counters.signal_clear, acks.len() as u64, "every ACK to rack 0 was signalled");
 }
+
+/// `night_packet_path = "closed"`: during the night before its circuit, a rack pair's
+/// VOQ gets nothing from the packet uplink (etalon's behaviour); with `"open"` it does.
+#[test]
+fn a_closed_night_keeps_the_next_pairs_packet_path_idle() {
+    use pl2_sim::net::circuit::NightPacketPath;
+    let racks = 3;
+    // Global port of ToR r's packet uplink: the link before its circuit link.
+    let packet_uplink = |r: u32| 2 * (racks * HOSTS_PER_RACK + 2 * r);
+    let count = |path: NightPacketPath| {
+        let cfg = CircuitConfig { night_packet_path: path, ..CircuitConfig::default() };
+        let mut sp = spec(net(racks, cfg.clone(), big_voqs()), vec![list(all_to_all(racks, 1_000_000))]);
+        sp.metrics.trace = Some(TraceConfig { ports: (0..racks).map(packet_uplink).collect(), max_records: u64::MAX, ..Default::default() });
+        let mut sim = run(sp, SimTime(20_000_000_000));
+        let sched = cfg.schedule(racks).unwrap();
+        let tx: Vec<_> = sim.drain_records().trace.into_iter().filter(|r| r.event == TraceEvent::Tx).collect();
+        assert!(!tx.is_empty());
+        tx.iter()
+            .filter(|r| {
+                let tor = (0..racks).find(|&t| packet_uplink(t) == r.port).unwrap();
+                sched.night_before(tor, r.packet.dst / HOSTS_PER_RACK, r.time)
+            })
+            .count()
+    };
+    assert_eq!(count(NightPacketPath::Closed), 0);
+    assert!(count(NightPacketPath::Open) > 0);
+}
