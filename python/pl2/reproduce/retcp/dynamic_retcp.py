@@ -30,8 +30,12 @@ def run(ctx: Context) -> str:
         ratio = (f"at τ = 150 µs: utilisation × {u150 / base_u:.2f}, p99 latency × {p150 / base_p99:.2f} over static "
                  "16-packet CUBIC (abstract: × 1.91, × 1.20)") if base_u and base_p99 and u150 and p150 else "ratios: –"
         out += [f"**{racks} racks**: {ratio}.", "", sweep.result_table(df, labels, {}, "τ (µs)"), ""]
-    out += ["Not explained yet: at τ = 150 µs reTCP with dynamic buffers gains less utilisation over static 16-packet CUBIC "
-            "than the abstract's × 1.91 (the table's ratio). Our static baseline is close to the slides' (46 % against 49 % "
-            "at 8 racks), so the gap is in the reTCP runs; locating it needs the senders' cwnd over a week (probes are off "
-            "in these runs), which we have not measured.", ""]
+    out += ["Not fully explained: at τ = 150 µs reTCP with dynamic buffers gains less utilisation over static 16-packet "
+            "CUBIC than the abstract's × 1.91 (the table's ratio). Our static baseline is close to the slides' (46 % against "
+            "49 % at 8 racks), so the gap is in the reTCP runs. One measured limit (quick mode, 8 racks, 25 weeks, "
+            "`summary.json` `tcp`): the 16 senders take 153 retransmission timeouts (static CUBIC: 161; CUBIC with VOQs "
+            "always at 50: 57); each resets a window to one segment for at least the 1 ms minimum RTO, most of a 1400 µs "
+            "week, and a window of one or two segments has little to double when the signal rises (a sender's cwnd probe "
+            "reads 1 segment before and 4 segments during the week-10 circuit). pl2's TCP has no tail loss probe or RACK "
+            "(`docs/model.md`), which Linux hosts in etalon had; we have not measured how much of the gap that explains.", ""]
     return "\n".join(out)
