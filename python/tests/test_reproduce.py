@@ -21,16 +21,19 @@ def test_resolve_expands_all_and_lists() -> None:
     assert rep.resolve(["fig10,fig1", "fig10"]) == ["fig10", "fig1"]
     paper = ["fig1", "fig3_4", "fig5_6", "fig7", "fig8", "fig9", "fig10", "k_t"]
     polo = ["polo-core", "polo-edge", "polo-queue", "polo-ablation", "polo-leafspine", "polo-large-incast"]
-    assert list(rep.FIGURES) == paper + polo + ["homa-slowdown"]
+    retcp = ["retcp-static", "retcp-variants", "retcp-dynamic", "retcp-dynamic-retcp"]
+    assert list(rep.FIGURES) == paper + polo + ["homa-slowdown"] + retcp
     assert rep.resolve(["receiver-driven"]) == ["homa-slowdown"] and rep.family("homa-slowdown") == "receiver-driven"
     assert rep.resolve(["paper"]) == paper
     assert rep.resolve(["polo"]) == rep.resolve(["polo-*"]) == polo
+    assert rep.resolve(["retcp"]) == rep.resolve(["retcp-*"]) == retcp
     assert {rep.family(n) for n in paper} == {"paper"} and {rep.family(n) for n in polo} == {"polo"}
+    assert {rep.family(n) for n in retcp} == {"retcp"}
     assert rep.NOT_YET == {}
 
 
 def test_resolve_unknown_names_the_known_ones() -> None:
-    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, receiver-driven, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
+    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, receiver-driven, retcp, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
         rep.resolve(["fig99"])
 
 

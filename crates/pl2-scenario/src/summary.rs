@@ -129,6 +129,7 @@ pub fn summarise(sim: &Simulation, col: &mut Collector, w: Window, stop: StopRea
         "trims_by_port": trims,
         "pfc": sim.pfc_stats(),
         "sfc": sim.sfc_stats(),
+        "circuit": sim.circuit_stats(),
         "pause_deadlock": sim.pause_deadlock().map(|d| json!({
             "at_ps": d.at.0,
             "prio": d.prio,

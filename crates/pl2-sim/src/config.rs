@@ -704,6 +704,33 @@ pub enum TopologyConfig {
     /// Any graph: `switches` switches, `hosts` hosts, and links between named nodes
     /// `"h3"` / `"s0"`, each with optional rate and delay (defaults from `[link]`).
     Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },
+    /// A reconfigurable datacenter network (reTCP, Mukerjee et al. NSDI 2020, slide 2):
+    /// `racks` ToRs of `hosts_per_rack` hosts (host links: `[network.link]`), every ToR
+    /// joined to one packet switch by `packet` links and to one circuit switch by
+    /// `circuit` links. `packet.delay` and `circuit.delay` are the one-way latencies
+    /// between two ToRs over each network, split evenly between the two links of the
+    /// path. The circuit switch follows `[network.circuit]`'s schedule and each ToR keeps
+    /// one virtual output queue per destination rack (`[network.voq]`, see
+    /// `sim/hybrid.rs`). Switches: ToRs `s0..s<racks>`, then the packet switch, then the
+    /// circuit switch.
+    HybridRacks {
+        racks: u32,
+        hosts_per_rack: u32,
+        /// Default 10 Gbps, 5 µs (etalon).
+        #[serde(default = "packet_network")]
+        packet: LinkConfig,
+        /// Default 80 Gbps, 30 µs (etalon).
+        #[serde(default = "circuit_network")]
+        circuit: LinkConfig,
+    },
+}
+
+fn packet_network() -> LinkConfig {
+    LinkConfig { rate: BitsPerSec::gbps(10), delay: Duration::from_us(5), ..LinkConfig::default() }
+}
+
+fn circuit_network() -> LinkConfig {
+    LinkConfig { rate: BitsPerSec::gbps(80), delay: Duration::from_us(30), ..LinkConfig::default() }
 }
 
 impl Default for TopologyConfig {
@@ -748,6 +775,13 @@ pub struct NetworkConfig {
     /// Per-element changes to switches and links: `[[network.override]]` tables.
     #[serde(rename = "override")]
     pub overrides: Vec<crate::net::overrides::Override>,
+    /// The circuit switch's schedule (`topology.kind = "hybrid_racks"` only; default
+    /// etalon's: round robin, 180 µs days, 20 µs nights).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub circuit: Option<crate::net::circuit::CircuitConfig>,
+    /// The hybrid ToRs' virtual output queues (`hybrid_racks` only; default 16 frames).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub voq: Option<crate::net::circuit::VoqConfig>,
 }
 
 impl Default for NetworkConfig {
@@ -760,14 +794,19 @@ impl Default for NetworkConfig {
             framing: Framing::default(),
             mtu: Bytes(1500),
             overrides: Vec::new(),
+            circuit: None,
+            voq: None,
         }
     }
 }
 
 impl NetworkConfig {
-    /// Whether any switch marks ECN: the default switch model, or one switch's override.
+    /// Whether any switch marks ECN: the default switch model, one switch's override, or
+    /// the hybrid ToRs' VOQs.
     pub fn marks_ecn(&self) -> bool {
-        self.switch.ecn != EcnConfig::Off || self.overrides.iter().any(|o| o.ecn.as_ref().is_some_and(|e| *e != EcnConfig::Off))
+        self.switch.ecn != EcnConfig::Off
+            || self.overrides.iter().any(|o| o.ecn.as_ref().is_some_and(|e| *e != EcnConfig::Off))
+            || self.voq.as_ref().is_some_and(|v| v.mark_threshold_packets.is_some())
     }
 
     /// The PL2 paper's testbed (§5, §6): 6 hosts on one ToR, 100 Gbps, MTU 1500 B.

@@ -35,6 +35,8 @@ pub enum Ev {
     PauseEnd(u32),
     /// Time to refresh the PAUSE frames a switch port sends upstream.
     PauseRefresh(u32),
+    /// A circuit schedule's day starts or ends (`sim/hybrid.rs`).
+    Circuit(u32),
 }
 
 const INDEX_BITS: u32 = 28;
@@ -55,6 +57,7 @@ impl Ev {
             Ev::App(i) => (8, i),
             Ev::PauseEnd(i) => (9, i),
             Ev::PauseRefresh(i) => (10, i),
+            Ev::Circuit(i) => (11, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -73,6 +76,7 @@ impl Ev {
             8 => Ev::App(i),
             9 => Ev::PauseEnd(i),
             10 => Ev::PauseRefresh(i),
+            11 => Ev::Circuit(i),
             _ => Ev::Sample,
         }
     }

@@ -23,7 +23,8 @@ pub enum DropReason {
     /// A switch program decided to drop it (e.g. PL2's unsolicited-burst rule).
     Program = 6,
     /// A trimming queue's FIFO was at its limit and the frame could not be trimmed (it
-    /// was not trimmable, or it was a header over the header limit).
+    /// was not trimmable, or it was a header over the header limit), or a hybrid ToR's
+    /// VOQ was full.
     QueueLimit = 7,
     /// A lossless (PFC) frame found its ingress port's headroom full: the headroom was
     /// set smaller than the bytes in flight when a PAUSE goes out.

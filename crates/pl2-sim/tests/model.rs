@@ -10,6 +10,7 @@ mod model {
     mod errors;
     mod homa;
     mod host_cpu;
+    mod hybrid;
     mod framing_goodput;
     mod incast_buffer;
     mod md1_queue;

@@ -1,6 +1,6 @@
 """`pl2 reproduce`: published evaluations reproduced beside their claims, in families: the
-PL2 paper's figures (`paper`) and the Polo slides' evaluation against Homa, NDP and pHost
-(`polo`). One module per figure (or experiment), each building its scenarios, running them
+PL2 paper's figures (`paper`), the Polo slides' evaluation against Homa, NDP and pHost
+(`polo`) and the reTCP slides' reconfigurable-network experiments (`retcp`). One module per figure (or experiment), each building its scenarios, running them
 into a results store under the output directory (a re-run reuses finished runs), writing
 Parquet data and PNG/SVG figures, and returning a Markdown section that sets our numbers
 beside the published ones. `reproduce(names, out, quick, seeds, executor)` writes each
@@ -45,6 +45,10 @@ FIGURES: dict[str, str] = {
     "polo-leafspine": "pl2.reproduce.polo.leafspine",
     "polo-large-incast": "pl2.reproduce.polo.large_incast",
     "homa-slowdown": "pl2.reproduce.receiver_driven.homa_slowdown",
+    "retcp-static": "pl2.reproduce.retcp.static",
+    "retcp-variants": "pl2.reproduce.retcp.variants",
+    "retcp-dynamic": "pl2.reproduce.retcp.dynamic",
+    "retcp-dynamic-retcp": "pl2.reproduce.retcp.dynamic_retcp",
 }
 
 
@@ -66,6 +70,12 @@ def _paper_preamble() -> list[str]:
     ]
 
 
+def _retcp_preamble() -> list[str]:
+    from pl2.reproduce.retcp.common import preamble
+
+    return preamble()
+
+
 def _polo_preamble() -> list[str]:
     from pl2.reproduce.polo.common import preamble
 
@@ -80,7 +90,8 @@ def _receiver_driven_preamble() -> list[str]:
 
 #: What full mode means in each family, for the sections' stamps.
 FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
-                             "receiver-driven": "the windows the section states"}
+                             "receiver-driven": "the windows the section states",
+                             "retcp": "500 measured weeks after 50 warm-up weeks per run"}
 
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
@@ -88,15 +99,15 @@ FAMILIES: dict[str, Family] = {
     "polo": Family("polo", "Polo evaluation reproduced: Polo against Homa, NDP and pHost (`pl2 reproduce polo`)", _polo_preamble),
     "receiver-driven": Family("receiver-driven", "Receiver-driven transports: slowdown by message size in the Homa paper's "
                               "network (`pl2 reproduce receiver-driven`)", _receiver_driven_preamble),
+    "retcp": Family("retcp", "reTCP (NSDI 2020) reproduced: TCP over a reconfigurable datacenter network (`pl2 reproduce retcp`)", _retcp_preamble),
 }
 
 #: Figure name prefixes of the families other than `paper`.
-_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven"}
+_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven", "retcp-": "retcp"}
 
 
 def family(name: str) -> str:
-    """The family a figure belongs to: `polo` for `polo-*`, `receiver-driven` for
-    `homa-*`, else `paper`."""
+    """The family a figure belongs to, by its name's prefix (`_PREFIX`), else `paper`."""
     return next((f for p, f in _PREFIX.items() if name.startswith(p)), "paper")
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.

@@ -1,5 +1,6 @@
 //! Topologies as graphs: nodes (hosts first, then switches) and bidirectional links.
-//! Builders for a single rack, a dumbbell, leaf–spine, a k-ary fat tree and any graph
+//! Builders for a single rack, a dumbbell, leaf–spine, a k-ary fat tree, hybrid racks
+//! (packet and circuit switch) and any graph
 //! given as lists; all checked, with errors that name the field and the fix.
 
 use crate::config::{LinkConfig, TopologyConfig};
@@ -22,7 +23,8 @@ pub struct LinkSpec {
 pub struct Graph {
     pub hosts: u32,
     pub switches: u32,
-    /// Tier name of each switch ("tor", "agg", "core", "spine", "switch").
+    /// Tier name of each switch ("tor", "agg", "core", "spine", "switch", "packet",
+    /// "circuit").
     pub switch_tier: Vec<&'static str>,
     /// Hosts per physical switch port (breakout lanes); 1 without breakout. Host h uses
     /// physical port h / breakout of its switch.
@@ -141,6 +143,23 @@ impl Graph {
                 tier.extend(std::iter::repeat_n("agg", aggs as usize));
                 tier.extend(std::iter::repeat_n("core", cores as usize));
                 Graph { hosts, switches: edges + aggs + cores, switch_tier: tier, breakout: 1, links }
+            }
+            TopologyConfig::HybridRacks { racks, hosts_per_rack, packet, circuit } => {
+                if *racks < 2 || *hosts_per_rack < 1 || (*racks as u64) * (*hosts_per_rack as u64) > MAX_HOSTS as u64 {
+                    return Err(err("racks", format!("{racks} racks of {hosts_per_rack} hosts; need at least 2 racks of at least 1 host, at most {MAX_HOSTS} hosts")));
+                }
+                let hosts = racks * hosts_per_rack;
+                let (ps, cs) = (hosts + racks, hosts + racks + 1);
+                let half = |c: &LinkConfig| LinkConfig { delay: Duration(c.delay.0 / 2), ..c.clone() };
+                let (p, c) = (half(packet), half(circuit));
+                let mut links: Vec<LinkSpec> = (0..hosts).map(|h| l(h, hosts + h / hosts_per_rack, link, "host")).collect();
+                for r in 0..*racks {
+                    links.push(l(hosts + r, ps, &p, "tor"));
+                    links.push(l(hosts + r, cs, &c, "tor"));
+                }
+                let mut tier = vec!["tor"; *racks as usize];
+                tier.extend(["packet", "circuit"]);
+                Graph { hosts, switches: racks + 2, switch_tier: tier, breakout: 1, links }
             }
             TopologyConfig::Custom { hosts, switches, links } => {
                 if *hosts < 2 || *hosts > MAX_HOSTS || *switches > MAX_HOSTS {

@@ -205,6 +205,7 @@ impl Simulation {
             })
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
+        let hybrid = super::hybrid::Hybrid::build(&graph, &switch_ports, |p| ports[p as usize].peer, ports.len(), &net)?.map(Box::new);
         let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, full_frame_wire, net.framing.mac_control_wire());
         let sfc = build_sfc(&switch_cfg);
         let switches: Vec<Switch> = switch_ports
@@ -316,6 +317,7 @@ impl Simulation {
             port_rng,
             pfc,
             sfc,
+            hybrid,
         };
         sim.install_programs()?;
         sim.validate_sources()?;
@@ -332,6 +334,7 @@ impl Simulation {
             sim.tracer = Some(Box::new(Tracer { cfg: t, nodes, written: 0 }));
         }
         sim.install_faults()?;
+        sim.start_circuits();
         for i in 0..sim.sources.len() {
             sim.schedule_next_arrival(i as u32);
         }

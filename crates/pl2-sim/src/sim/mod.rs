@@ -9,7 +9,8 @@
 //!
 //! By concern: what a run is built from (`spec`), the network's state (`network`),
 //! the message table (`messages`); wiring (`build`, `faults`) and the event loop
-//! (`run`); the host path (`host`) and the switch path (`switch`); application
+//! (`run`); the host path (`host`) and the switch path (`switch`), the hybrid ToR and
+//! circuit schedule (`hybrid`); application
 //! workloads (`apps`); instrumentation: the trace (`trace`), probes (`probes`), the
 //! latency breakdown (`breakdown`) and ideal completion times (`ideal`); the network's base round trip (`round_trip`). Nothing here
 //! names a protocol: transports and switch programs are reached through their lists
@@ -20,6 +21,7 @@ mod breakdown;
 mod build;
 mod faults;
 mod host;
+mod hybrid;
 mod ideal;
 mod messages;
 mod network;
@@ -39,6 +41,7 @@ pub use crate::transport::TransportConfig;
 pub use faults::FaultSpec;
 pub use pfc::{Deadlock, PfcStats};
 pub use sfc::SfcStats;
+pub use hybrid::{CircuitCounters, CircuitStats, LatencyReport};
 pub use round_trip::base_round_trip;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
 pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
@@ -117,6 +120,8 @@ pub struct Simulation {
     pub(crate) pfc: Option<Box<pfc::Pfc>>,
     /// SFC's state, if any switch runs it.
     pub(crate) sfc: Option<Box<sfc::Sfc>>,
+    /// The hybrid racks' VOQs and circuit schedule, if the topology is `hybrid_racks`.
+    pub(crate) hybrid: Option<Box<hybrid::Hybrid>>,
 }
 
 impl Simulation {

@@ -56,6 +56,9 @@ impl Simulation {
                 self.apply_actions(h, tp, acts);
             }
             Owner::Switch { index, .. } => {
+                if self.hybrid.is_some() && self.is_voq_uplink(port) {
+                    return self.kick_voq_uplink(port);
+                }
                 let allowed = match &self.pfc {
                     None => 0xff,
                     Some(_) => {
@@ -88,7 +91,7 @@ impl Simulation {
 
     /// Puts `pkt` on the wire of `port`: schedules the end of serialisation and the
     /// frame's arrival at the far node's output queue (or application).
-    fn start_tx(&mut self, port: u32, pkt: PktId, ingress: u32) {
+    pub(super) fn start_tx(&mut self, port: u32, pkt: PktId, ingress: u32) {
         let now = self.now;
         if self.tracer.is_some() {
             let node = match self.ports[port as usize].owner {
@@ -285,6 +288,9 @@ impl Simulation {
                 // A data frame a program keeps never reaches its application.
                 return self.free_undelivered(pkt);
             }
+        }
+        if self.hybrid.is_some() && self.hybrid_receive(index, pkt, ingress) {
+            return;
         }
         if out == u32::MAX {
             return self.drop_packet(pkt, DropReason::Program, node, u32::MAX);

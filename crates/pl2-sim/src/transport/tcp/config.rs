@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// Congestion control: `new_reno` (RFC 5681), `cubic` (RFC 9438), `dctcp` (RFC 8257;
-    /// needs `switch.ecn`) or `none` (no window limit besides the receive window). Only
+    /// needs `switch.ecn` or `network.voq.mark_threshold_packets`), `retcp` (NSDI 2020,
+    /// see `retcp`) or `none` (no window limit besides the receive window). Only
     /// DCTCP sends ECT segments (no RFC 3168 ECN for the others). Default: `cubic`, or
     /// `none` when `scheduler = "pl2"` (the paper turns TCP's congestion control off over
     /// PL2, §5). Another algorithm with PL2 is allowed: its window then caps what TCP
@@ -135,6 +136,10 @@ pub struct TcpConfig {
     pub send_buffer: Bytes,
     /// 802.1Q priority of data segments and ACKs. Default 0.
     pub priority: u8,
+    /// reTCP's base and β (`cc = "retcp"` only). Default Reno, β = 2.
+    #[serde(skip_serializing_if = "is_default_retcp")]
+    #[schemars(!skip_serializing_if)]
+    pub retcp: RetcpConfig,
     /// Publish per-connection probes (cwnd, ssthresh, srtt, bytes in flight,
     /// retransmissions, DCTCP alpha) at every ACK. Default true.
     pub probes: bool,
@@ -155,11 +160,47 @@ pub enum TcpScheduler {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
+    /// NewReno (RFC 5681).
     NewReno,
+    /// CUBIC (RFC 9438). Default.
     #[default]
     Cubic,
+    /// DCTCP (RFC 8257).
     Dctcp,
+    /// reTCP (NSDI 2020): `retcp.base` plus one jump by `retcp.beta` per change of the
+    /// circuit-state signal carried in ECN-Echo (`network.circuit.signal_lead`).
+    Retcp,
+    /// No congestion window (the receive window only).
     None,
+}
+
+/// reTCP's settings (`cc = "retcp"`).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetcpConfig {
+    /// The algorithm that grows the window between jumps: `reno` (default, as the
+    /// authors' kernel module `retcp.c`) or `cubic`.
+    pub base: RetcpBase,
+    /// β: cwnd × β on a 0 → 1 transition of the signal, cwnd / β on 1 → 0. Default 2
+    /// (slide 31).
+    pub beta: f64,
+}
+
+impl Default for RetcpConfig {
+    fn default() -> Self {
+        RetcpConfig { base: RetcpBase::Reno, beta: 2.0 }
+    }
+}
+
+/// reTCP's base algorithm.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetcpBase {
+    /// NewReno's window (RFC 5681). Default.
+    #[default]
+    Reno,
+    /// CUBIC (RFC 9438).
+    Cubic,
 }
 
 /// How the SYN-ACK is acknowledged (see `TcpConfig::handshake_ack`).
@@ -220,6 +261,10 @@ fn is_default_syn_rto(d: &Duration) -> bool {
     *d == DEFAULT_SYN_RTO
 }
 
+fn is_default_retcp(r: &RetcpConfig) -> bool {
+    *r == RetcpConfig::default()
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -248,6 +293,7 @@ impl Default for TcpConfig {
             receive_window: Bytes(16 << 20),
             send_buffer: Bytes(16 << 20),
             priority: 0,
+            retcp: RetcpConfig::default(),
             probes: true,
         }
     }
@@ -293,6 +339,9 @@ impl TcpConfig {
 
     /// Checks ranges serde cannot; the message names the field and the fix.
     pub fn validate(&self, mss: u64) -> Result<(), String> {
+        if !(self.retcp.beta.is_finite() && self.retcp.beta >= 1.0) {
+            return Err(format!("retcp.beta = {}; β must be a finite factor ≥ 1 (the slides use 2)", self.retcp.beta));
+        }
         if self.priority > 7 {
             return Err(format!("priority = {}; 802.1Q priorities are 0..7", self.priority));
         }

@@ -7,8 +7,9 @@ pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
 pub mod none;
+pub mod retcp;
 
-use super::config::{CcKind, CubicAlpha, TcpConfig};
+use super::config::{CcKind, CubicAlpha, RetcpBase, TcpConfig};
 use crate::units::{Duration, SimTime};
 
 /// The window an algorithm controls, in bytes.
@@ -82,6 +83,7 @@ pub enum Cc {
     NewReno(newreno::NewReno),
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
+    Retcp(retcp::Retcp),
     None(none::NoCc),
 }
 
@@ -92,9 +94,21 @@ impl Cc {
 
     /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`).
     pub fn for_config(cfg: &TcpConfig) -> Cc {
+        let linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
+        if cfg.cc_kind() == CcKind::Retcp {
+            let base = match cfg.retcp.base {
+                RetcpBase::Reno => retcp::Base::Reno(newreno::NewReno::with_counting(cfg.byte_counting)),
+                RetcpBase::Cubic => {
+                    let mut c = cubic::Cubic::default();
+                    c.linux_alpha = linux_alpha;
+                    retcp::Base::Cubic(c)
+                }
+            };
+            return Cc::Retcp(retcp::Retcp::new(base, cfg.retcp.beta));
+        }
         let mut cc = Cc::with_counting(cfg.cc_kind(), cfg.byte_counting);
         if let Cc::Cubic(c) = &mut cc {
-            c.linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
+            c.linux_alpha = linux_alpha;
         }
         cc
     }
@@ -106,6 +120,7 @@ impl Cc {
             CcKind::NewReno => Cc::NewReno(reno),
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
             CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::with_reno(reno)),
+            CcKind::Retcp => Cc::Retcp(retcp::Retcp::new(retcp::Base::Reno(reno), 2.0)),
             CcKind::None => Cc::None(none::NoCc),
         }
     }
@@ -118,6 +133,7 @@ macro_rules! each {
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::Retcp($c) => $e,
             Cc::None($c) => $e,
         }
     };
@@ -178,6 +194,41 @@ mod tests {
         assert_eq!((w.cwnd, w.ssthresh), (15 * MSS, 15 * MSS));
         c.on_rto(&mut w, SimTime::ZERO, 3 * MSS);
         assert_eq!(w.ssthresh, 2 * MSS, "RFC 5681 eq. 4: at least 2 SMSS");
+    }
+
+    /// reTCP (slide 31): cwnd × 2 once on the 0 → 1 edge of ECE, ÷ 2 once on 1 → 0;
+    /// ACKs in between grow it as Reno does (one SMSS per window in congestion
+    /// avoidance) and never halve it as RFC 3168 would.
+    #[test]
+    fn retcp_doubles_once_on_rise_and_halves_once_on_fall() {
+        let mut w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
+        let mut c = Cc::new(CcKind::Retcp);
+        let ece = |on: bool| AckInfo { ece: on, ..ack(0, 0) };
+        c.on_ack(&mut w, &ece(false));
+        assert_eq!(w.cwnd, 40 * MSS);
+        c.on_ack(&mut w, &ece(true));
+        assert_eq!(w.cwnd, 80 * MSS, "doubled on 0 → 1");
+        for _ in 0..5 {
+            c.on_ack(&mut w, &ece(true));
+        }
+        assert_eq!(w.cwnd, 80 * MSS, "once per transition");
+        // 80 segments acknowledged in congestion avoidance: + 1 SMSS.
+        c.on_ack(&mut w, &AckInfo { acked: 80 * MSS, ..ece(true) });
+        assert_eq!(w.cwnd, 81 * MSS);
+        c.on_ack(&mut w, &ece(false));
+        assert_eq!(w.cwnd, 81 * MSS / 2, "halved on 1 → 0");
+        c.on_ack(&mut w, &ece(false));
+        assert_eq!(w.cwnd, 81 * MSS / 2, "once per transition");
+        // A transition seen in fast recovery waits for the first ACK after it.
+        c.on_ack(&mut w, &AckInfo { in_recovery: true, ..ece(true) });
+        assert_eq!(w.cwnd, 81 * MSS / 2);
+        c.on_ack(&mut w, &ece(true));
+        assert_eq!(w.cwnd, 81 * MSS);
+        let beta3 = TcpConfig { cc: Some(CcKind::Retcp), retcp: super::super::config::RetcpConfig { base: RetcpBase::Cubic, beta: 3.0 }, ..TcpConfig::default() };
+        let mut c3 = Cc::for_config(&beta3);
+        let mut w3 = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
+        c3.on_ack(&mut w3, &ece(true));
+        assert_eq!(w3.cwnd, 30 * MSS, "β = 3 over a CUBIC base");
     }
 
     #[test]

@@ -1,0 +1,73 @@
+//! reTCP (Mukerjee et al., "Adapting TCP for Reconfigurable Datacenter Networks", NSDI
+//! 2020; slides 26-31): a base congestion control (Reno by default, as the authors'
+//! kernel module `reTCP/retcp.c` in mukerjee/etalon, or CUBIC) plus one multiplicative
+//! jump per change of the circuit-state signal the ToR writes into ECN-Echo: on a
+//! 0 → 1 transition `cwnd ← cwnd × β`, on 1 → 0 `cwnd ← cwnd / β`, once per transition
+//! (slide 31; β = 2: circuit BDP 45 packets against a 16-packet queue). The signal never
+//! halves the window as RFC 3168 ECN would.
+//!
+//! As `retcp.c` does (lines 30-49), the signal is read from every ACK that reaches the
+//! algorithm (`in_ack_event`), and the jump is applied where the window grows
+//! (`cong_avoid`, after the base's growth), so not during fast recovery: a transition
+//! seen in recovery takes effect on the first ACK after it.
+
+use super::cubic::Cubic;
+use super::newreno::NewReno;
+use super::{AckInfo, CongestionControl, Window};
+use crate::units::SimTime;
+
+/// The base algorithm reTCP grows the window with.
+#[derive(Clone, Debug)]
+pub enum Base {
+    Reno(NewReno),
+    Cubic(Cubic),
+}
+
+#[derive(Clone, Debug)]
+pub struct Retcp {
+    pub base: Base,
+    /// β: the factor of the jumps (slide 31; default 2).
+    pub beta: f64,
+    /// The last signal seen (the ACK's ECE bit).
+    have_circuit: bool,
+    /// Whether the window is jumped up now.
+    jumped: bool,
+}
+
+impl Retcp {
+    pub fn new(base: Base, beta: f64) -> Retcp {
+        Retcp { base, beta, have_circuit: false, jumped: false }
+    }
+}
+
+impl CongestionControl for Retcp {
+    fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
+        self.have_circuit = a.ece;
+        match &mut self.base {
+            Base::Reno(r) => r.on_ack(w, a),
+            Base::Cubic(c) => c.on_ack(w, a),
+        }
+        if a.in_recovery {
+            return;
+        }
+        if self.have_circuit && !self.jumped {
+            w.cwnd = ((w.cwnd as f64 * self.beta) as u64).max(w.mss);
+            self.jumped = true;
+        } else if !self.have_circuit && self.jumped {
+            w.cwnd = ((w.cwnd as f64 / self.beta) as u64).max(w.mss);
+            self.jumped = false;
+        }
+    }
+    fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        match &mut self.base {
+            Base::Reno(r) => r.on_loss(w, now, flight),
+            Base::Cubic(c) => c.on_loss(w, now, flight),
+        }
+    }
+    fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
+        match &mut self.base {
+            Base::Reno(r) => r.on_rto(w, now, flight),
+            Base::Cubic(c) => c.on_rto(w, now, flight),
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The hybrid racks of a reconfigurable network (`sim/hybrid.rs`): frames cross a
+//! circuit only inside one of their rack pair's days, to the picosecond; nothing is lost
+//! or duplicated across reconfigurations; nights drop what is in flight only when asked;
+//! the circuit-state bit rides on acknowledgements exactly while the pair's circuit is
+//! up or due.
+
+use super::common::*;
+use pl2_sim::config::{LinkConfig, NetworkConfig, TopologyConfig};
+use pl2_sim::metrics::TraceEvent;
+use pl2_sim::net::circuit::{CircuitConfig, InFlightAtNight, VoqConfig};
+use pl2_sim::sim::{Simulation, TraceConfig};
+use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
+
+const HOSTS_PER_RACK: u32 = 2;
+
+fn net(racks: u32, circuit: CircuitConfig, voq: VoqConfig) -> NetworkConfig {
+    let mut n = NetworkConfig::default();
+    n.topology = TopologyConfig::HybridRacks {
+        racks,
+        hosts_per_rack: HOSTS_PER_RACK,
+        packet: LinkConfig { rate: BitsPerSec::gbps(10), delay: Duration::from_us(5), ..LinkConfig::default() },
+        circuit: LinkConfig { rate: BitsPerSec::gbps(80), delay: Duration::from_us(30), ..LinkConfig::default() },
+    };
+    n.link = LinkConfig { rate: BitsPerSec::gbps(40), ..LinkConfig::default() };
+    n.mtu = Bytes(9000);
+    n.circuit = Some(circuit);
+    n.voq = Some(voq);
+    n
+}
+
+/// Global port of ToR `r`'s circuit uplink: host links come first, then per rack the
+/// packet link and the circuit link; link i gives port 2i at its ToR end.
+fn circuit_uplink(racks: u32, r: u32) -> u32 {
+    2 * (racks * HOSTS_PER_RACK + 2 * r + 1)
+}
+
+/// Every host sends `size` bytes to each host of every other rack at time 0.
+fn all_to_all(racks: u32, size: u64) -> Vec<pl2_sim::workload::MessageSpec> {
+    let hosts = racks * HOSTS_PER_RACK;
+    let mut m = Vec::new();
+    for s in 0..hosts {
+        for d in 0..hosts {
+            if s / HOSTS_PER_RACK != d / HOSTS_PER_RACK {
+                m.push(msg(0, s, d, size));
+            }
+        }
+    }
+    m
+}
+
+fn big_voqs() -> VoqConfig {
+    VoqConfig { capacity_packets: 100_000, ..VoqConfig::default() }
+}
+
+/// 8 racks round robin (etalon's schedule): every frame that leaves a ToR on its circuit
+/// uplink starts and ends its serialisation inside a day of exactly its own rack pair,
+/// everything is delivered once, and both networks carried traffic.
+#[test]
+fn frames_cross_a_circuit_only_in_their_pairs_day() {
+    let racks = 8;
+    let ports: Vec<u32> = (0..racks).map(|r| circuit_uplink(racks, r)).collect();
+    let mut sp = spec(net(racks, CircuitConfig::default(), big_voqs()), vec![list(all_to_all(racks, 400_000))]);
+    sp.metrics.trace = Some(TraceConfig { ports: ports.clone(), max_records: u64::MAX, ..Default::default() });
+    let mut sim = run(sp, SimTime(50_000_000_000));
+    assert_eq!(sim.counters().total_drops(), 0);
+    assert_eq!(sim.messages_in_flight(), 0, "all delivered");
+    let sched = CircuitConfig::default().schedule(racks).unwrap();
+    let trace = sim.drain_records().trace;
+    let txs: Vec<_> = trace.iter().filter(|r| r.event == TraceEvent::Tx).collect();
+    assert!(txs.len() > 1000, "the circuits carried {} frames", txs.len());
+    let ser_per_byte_ps = 100; // 80 Gbps: 0.1 ns per byte.
+    for r in txs {
+        let tor = ports.iter().position(|&p| p == r.port).unwrap() as u32;
+        let dst_rack = r.packet.dst / HOSTS_PER_RACK;
+        let end = SimTime(r.time.0 + u64::from(r.packet.wire) * ser_per_byte_ps);
+        assert!(sched.up(tor, dst_rack, r.time), "frame started on {tor}→{dst_rack} at {:?} outside its day", r.time);
+        assert!(end <= sched.day_end(r.time), "frame on {tor}→{dst_rack} ends at {end:?} after its day");
+    }
+    let st = sim.circuit_stats().unwrap();
+    let circuit: u64 = st.counters.circuit_payload_bytes.iter().sum();
+    let packet: u64 = st.counters.packet_payload_bytes.iter().sum();
+    assert_eq!(circuit + packet, 8 * 2 * 7 * 2 * 400_000, "every payload byte crossed exactly one network");
+    assert!(circuit > 0 && packet > 0);
+}
+
+/// With `in_flight_at_night = "drop"`, frames still on the ToR→circuit switch fibre
+/// when the night starts are dropped and counted; conservation holds.
+#[test]
+fn in_flight_frames_are_dropped_at_night_only_when_asked() {
+    let racks = 3;
+    let cfg = CircuitConfig { in_flight_at_night: InFlightAtNight::Drop, ..CircuitConfig::default() };
+    let sim = run(spec(net(racks, cfg, big_voqs()), vec![list(all_to_all(racks, 2_000_000))]), SimTime(5_000_000_000));
+    let st = sim.circuit_stats().unwrap();
+    assert!(st.counters.night_drops > 0);
+    assert_eq!(sim.counters().total_drops(), st.counters.night_drops);
+    let deliver = run(spec(net(racks, CircuitConfig::default(), big_voqs()), vec![list(all_to_all(racks, 2_000_000))]), SimTime(5_000_000_000));
+    assert_eq!(deliver.circuit_stats().unwrap().counters.night_drops, 0);
+    assert_eq!(deliver.counters().total_drops(), 0);
+}
+
+/// A VOQ holds at most its capacity: with 4 frames, a burst of 40 frames from one host
+/// to another rack loses exactly what did not fit while the packet uplink drained.
+#[test]
+fn a_full_voq_refuses_frames_and_conserves_the_rest() {
+    let racks = 2;
+    let voq = VoqConfig { capacity_packets: 4, ..VoqConfig::default() };
+    let cfg = CircuitConfig { day: Duration::from_us(1), night: Duration::from_ms(10), ..CircuitConfig::default() };
+    let mut sim = Simulation::new(spec(net(racks, cfg, voq), vec![list(vec![msg(2_000_000, 0, 2, 40 * 8960)])])).unwrap();
+    sim.run(pl2_sim::sim::StopAt { end: SimTime(1_000_000_000), all_delivered: false, event_budget: None }, &mut pl2_sim::sim::ProgressClock::new(std::time::Duration::from_secs(60)), &mut |_| true);
+    assert_conserved(&sim);
+    let st = sim.circuit_stats().unwrap();
+    // Host link 40G feeds a 10G uplink: of 40 frames the VOQ takes 4 + the ones the
+    // uplink drained meanwhile (one per 4 arrivals) and refuses the rest.
+    assert!(st.counters.voq_drops > 20 && st.counters.voq_drops < 36, "{} refused", st.counters.voq_drops);
+    assert_eq!(st.counters.voq_drops, sim.counters().total_drops());
+}
+
+#[test]
+fn circuit_settings_without_hybrid_racks_are_rejected() {
+    let mut n = NetworkConfig::default();
+    n.circuit = Some(CircuitConfig::default());
+    let e = Simulation::new(spec(n, vec![])).err().expect("rejected");
+    assert!(e.to_string().contains("hybrid_racks"), "{e}");
+    let bad = net(2, CircuitConfig::default(), VoqConfig { capacity_packets: 0, ..VoqConfig::default() });
+    let e = Simulation::new(spec(bad, vec![])).err().expect("rejected");
+    assert!(e.to_string().contains("network.voq.capacity_packets"), "{e}");
+}
+
+/// The circuit-state signal end to end: every acknowledgement rack 0's ToR hands to the
+/// sender carries ECE exactly while the 0 → 1 circuit is up or due within the lead (the
+/// ToR decides when the ACK arrives; it leaves at most a microsecond later), and a reTCP
+/// flow sees both values.
+#[test]
+fn acks_carry_the_circuit_state_while_the_circuit_is_up_or_due() {
+    use pl2_sim::packet::{flags, PktKind};
+    use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
+    let racks = 3;
+    let lead = Duration::from_us(150);
+    let cfg = CircuitConfig { signal_lead: Some(lead), ..CircuitConfig::default() };
+    let mut sp = spec(net(racks, cfg.clone(), VoqConfig::default()), vec![list(vec![msg(0, 0, 2, 20_000_000)])]);
+    sp.transport = pl2_sim::sim::TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Retcp), ..TcpConfig::default() });
+    // Port 1: switch s0's end of host 0's link (its downlink).
+    sp.metrics.trace = Some(TraceConfig { ports: vec![1], max_records: u64::MAX, ..Default::default() });
+    let mut sim = run(sp, SimTime(20_000_000_000));
+    let sched = cfg.schedule(racks).unwrap();
+    let acks: Vec<_> = sim.drain_records().trace.into_iter().filter(|r| r.event == TraceEvent::Tx && r.packet.kind == PktKind::Ack).collect();
+    assert!(acks.len() > 100);
+    let (mut on, mut off) = (0, 0);
+    for r in &acks {
+        let ece = r.packet.flags & flags::CE != 0;
+        let at = |t: SimTime| sched.up_or_due(0, 1, t, lead);
+        assert!(ece == at(r.time) || ece == at(SimTime(r.time.0.saturating_sub(1_000_000))), "ACK at {:?}: ECE {ece}", r.time);
+        if ece { on += 1 } else { off += 1 }
+    }
+    assert!(on > 0 && off > 0, "{on} ACKs with ECE, {off} without");
+    let st = sim.circuit_stats().unwrap();
+    assert_eq!(st.counters.signal_set + st.counters.signal_clear, acks.len() as u64, "every ACK to rack 0 was signalled");
+}
+
+/// `night_packet_path = "closed"`: during the night before its circuit, a rack pair's
+/// VOQ gets nothing from the packet uplink (etalon's behaviour); with `"open"` it does.
+#[test]
+fn a_closed_night_keeps_the_next_pairs_packet_path_idle() {
+    use pl2_sim::net::circuit::NightPacketPath;
+    let racks = 3;
+    // Global port of ToR r's packet uplink: the link before its circuit link.
+    let packet_uplink = |r: u32| 2 * (racks * HOSTS_PER_RACK + 2 * r);
+    let count = |path: NightPacketPath| {
+        let cfg = CircuitConfig { night_packet_path: path, ..CircuitConfig::default() };
+        let mut sp = spec(net(racks, cfg.clone(), big_voqs()), vec![list(all_to_all(racks, 1_000_000))]);
+        sp.metrics.trace = Some(TraceConfig { ports: (0..racks).map(packet_uplink).collect(), max_records: u64::MAX, ..Default::default() });
+        let mut sim = run(sp, SimTime(20_000_000_000));
+        let sched = cfg.schedule(racks).unwrap();
+        let tx: Vec<_> = sim.drain_records().trace.into_iter().filter(|r| r.event == TraceEvent::Tx).collect();
+        assert!(!tx.is_empty());
+        tx.iter()
+            .filter(|r| {
+                let tor = (0..racks).find(|&t| packet_uplink(t) == r.port).unwrap();
+                sched.night_before(tor, r.packet.dst / HOSTS_PER_RACK, r.time)
+            })
+            .count()
+    };
+    assert_eq!(count(NightPacketPath::Closed), 0);
+    assert!(count(NightPacketPath::Open) > 0);
+}

@@ -1,0 +1,138 @@
+"""The reTCP family's shared settings (issue 23; Mukerjee et al., "Adapting TCP for
+Reconfigurable Datacenter Networks", NSDI 2020, slides in
+`../shared/seeds/002_481dd45c4473cc50.txt`): the hybrid network of the slides and of the
+authors' emulator etalon, the 16 long-lived flows, and the two measures the slides plot
+(etalon's definitions, `docs/model.md` "Reconfigurable networks").
+
+Every choice the slides leave open is a constant here, stated in the family's report:
+
+- 8 racks of 16 hosts; packet network 10 Gbps, 5 µs ToR to ToR; circuit network 80
+  Gbps, 30 µs; 9000 B MTU (etalon `etc/python_config.py:64-76`). Round-robin schedule,
+  180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Night packet
+  path open, frames in flight at night delivered.
+- Host links 10 Gbps (16 × 10 Gbps can fill the circuit), 100 ns. Switch pipelines 0
+  (etalon's switch is one software element whose delays are the links'), store and
+  forward; the switches' shared buffers are large (64 MB) so that a VOQ is the only place
+  a frame can be dropped.
+- Hosts: pl2's TCP (SACK, delayed ACKs every second segment or 40 µs, no segmentation
+  offload: each 8960 B segment is its own frame; initial window 10; 1 ms minimum RTO).
+- 16 flows, host i of rack 0 to host i of rack 1, each a closed loop of 1 GB messages
+  (never finishing within the run): long-lived.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pl2.scenario import Scenario
+
+#: Racks of the issue's setting (a 1400 µs week), and of the emulator as the slides' runs
+#: used it (etalon `experiments/buffers/nsdi2020_graphs.py:39` NUM_RACKS_FAKE = 25: a
+#: "fake strobe" over 25 racks, a 4800 µs week, passed as `num_racks` to every
+#: utilisation plot, lines 246, 276, 364, 425, 473, 534).
+RACKS = 8
+ETALON_RACKS = 25
+HOSTS_PER_RACK = 16
+DAY_US = 180
+NIGHT_US = 20
+
+
+def week_us(racks: int) -> int:
+    return (racks - 1) * (DAY_US + NIGHT_US)
+
+
+CIRCUIT_BPS = 80e9
+PACKET_BPS = 10e9
+MTU = 9000
+#: Measured and warm-up weeks (full; quick).
+WEEKS = {False: (500, 50), True: (20, 5)}
+FLOWS = 16
+SRC_RACK, DST_RACK = 0, 1
+
+
+def weeks(quick: bool) -> tuple[int, int]:
+    return WEEKS[quick]
+
+
+def preamble() -> list[str]:
+    measured, warm = weeks(False)
+    return [
+        "- Source: the reTCP slides (`../shared/seeds/002_481dd45c4473cc50.txt`, NSDI 2020) and the authors' emulator "
+        "etalon (github mukerjee/etalon, cited by file and line in `docs/model.md`). Nothing is tuned to the slides.",
+        f"- Network: {RACKS} racks × {HOSTS_PER_RACK} hosts; packet network 10 Gbps / 5 µs, circuit network 80 Gbps / "
+        f"30 µs (ToR to ToR); MTU 9000 B; round-robin circuits, {DAY_US} µs days and {NIGHT_US} µs nights, a "
+        f"{week_us(RACKS)} µs week (the issue's {RACKS} racks), and, where marked, etalon's {ETALON_RACKS}-rack fake strobe as the "
+        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week); host links 10 Gbps; VOQ per destination rack, the only place frames are dropped.",
+        f"- Traffic: {FLOWS} long-lived TCP flows, host i of rack 0 → host i of rack 1; {warm} warm-up weeks, then "
+        f"{measured} measured weeks (quick: {weeks(True)[1]} + {weeks(True)[0]}).",
+        "- Circuit utilisation: payload bytes the 0 → 1 circuit carried over 80 Gbps × the time it was up in the measured "
+        "weeks (etalon: `buffers_graphs.py:157-179`). Latency: per data frame of more than 1000 B of payload, from its "
+        "arrival at rack 0's ToR to its last bit at rack 1's ToR (etalon logs each packet's time through its hybrid "
+        "switch, `parse_logs.py:497-511`).",
+    ]
+
+
+def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, int] | None = None,
+             signal_lead_us: float | None = None, mark_threshold: int | None = None, quick: bool,
+             retcp_base: str = "reno", racks: int = RACKS) -> Scenario:
+    """The family's run: the 16 flows over the hybrid network with VOQs of `capacity`
+    frames (or resized `(tau_us, small, large)`), TCP `cc`, and the circuit-state
+    signal `signal_lead_us` ahead when set."""
+    measured, warm = weeks(quick)
+    warm_us = warm * week_us(racks)
+    total_us = (measured + warm) * week_us(racks)
+    voq: dict[str, Any] = {"capacity_packets": capacity}
+    if resize is not None:
+        tau, small, large = resize
+        voq["resize"] = {"tau": f"{tau}us", "small": small, "large": large}
+    if mark_threshold is not None:
+        voq["mark_threshold_packets"] = mark_threshold
+    circuit: dict[str, Any] = {"schedule": "round_robin", "day": f"{DAY_US}us", "night": f"{NIGHT_US}us",
+                               "stats_from": f"{warm_us}us"}
+    if signal_lead_us is not None:
+        circuit["signal_lead"] = f"{signal_lead_us}us"
+    transport: dict[str, Any] = {"kind": "tcp", "cc": cc}
+    if cc == "retcp" and retcp_base != "reno":
+        transport["retcp"] = {"base": retcp_base}
+    workloads = [{"kind": "persistent", "senders": [SRC_RACK * HOSTS_PER_RACK + i],
+                  "receiver": DST_RACK * HOSTS_PER_RACK + i, "size": "1GB"} for i in range(FLOWS)]
+    d: dict[str, Any] = {
+        "name": name,
+        "run": {"duration": f"{total_us}us", "warmup": f"{warm_us}us", "stop_when_delivered": False},
+        "network": {
+            "topology": {"kind": "hybrid_racks", "racks": racks, "hosts_per_rack": HOSTS_PER_RACK,
+                         "packet": {"rate": "10Gbps", "delay": "5us"}, "circuit": {"rate": "80Gbps", "delay": "30us"}},
+            "link": {"rate": "10Gbps"},
+            "mtu": f"{MTU}B",
+            "switch": {"latency": "0ns", "cut_through": False, "buffer": "64MB", "dynamic_thresholds": False},
+            "circuit": circuit,
+            "voq": voq,
+        },
+        "metrics": {"window": "100us", "drop_records": False, "probes": False},
+        "transport": transport,
+        "workload": workloads,
+    }
+    return Scenario.from_dict(d)
+
+
+def measures(summary: dict[str, Any]) -> dict[str, Any]:
+    """Circuit utilisation of the 0 → 1 pair and latency percentiles from a run's
+    summary (`circuit`)."""
+    c = summary["circuit"]
+    q = SRC_RACK * c["racks"] + DST_RACK
+    up_s = c["circuit_up_ps"][q] * 1e-12
+    util = c["circuit_payload_bytes"][q] * 8 / (c["circuit_bps"] * up_s) if up_s > 0 else None
+    lat = c["latency_us"]
+    allp = lat["all"] or [None] * 4
+    span_s = (c["until_ps"] - c["from_ps"]) * 1e-12
+    return {
+        "util": util,
+        "p50_us": allp[0],
+        "p99_us": allp[2],
+        "circuit_gbps": c["circuit_payload_bytes"][q] * 8 / span_s / 1e9 if span_s > 0 else None,
+        "packet_gbps": c["packet_payload_bytes"][q] * 8 / span_s / 1e9 if span_s > 0 else None,
+        "voq_drops": c["voq_drops"],
+        "frames": lat["frames"],
+        "signal_set": c["signal_set"],
+        "measured_us": span_s * 1e6,
+    }

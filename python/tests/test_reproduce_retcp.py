@@ -1,0 +1,39 @@
+"""`pl2 reproduce retcp --quick`: the reTCP family end to end on the real native module,
+checked for structural facts (the report and its files are written, every run measured
+its window, the circuit never carries more than its rate allows while up, the packet
+network never more than 10 Gbps) and a hand-worked week. The whole family in quick mode
+is the CI budget: ≤ 2 minutes on 2 cores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pl2 import reproduce as rep
+from pl2.reproduce.retcp import common
+
+
+def test_weeks_by_hand() -> None:
+    """8 racks round robin: 7 slots of 180 + 20 µs = 1400 µs; etalon's 25-rack fake
+    strobe: 24 × 200 = 4800 µs."""
+    assert common.week_us(8) == 1400
+    assert common.week_us(25) == 4800
+    assert common.weeks(False) == (500, 50)
+
+
+@pytest.mark.real_native
+def test_retcp_family_quick(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    rep.reproduce(["retcp"], out=out, quick=True, log=lambda *_: None)
+    report = (out / "retcp" / "report.md").read_text(encoding="utf-8")
+    for name in rep.resolve(["retcp"]):
+        assert f"## {rep.module(name).TITLE}" in report
+        d = out / "retcp" / name
+        assert list(d.glob("*.png")) and list(d.glob("*.parquet")), name
+    for f in (out / "retcp").glob("*/*.parquet"):
+        df = pl.read_parquet(f)
+        assert (df["util"] > 0).all() and (df["util"] <= 1.0).all(), f
+        assert (df["packet_gbps"] <= 10.0).all(), f
+        assert (df["frames"] > 0).all(), f
