@@ -176,6 +176,14 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 sources.push(one_shot(pairs, size.0, 1, SimTime(start.0), 0, prio(*priority)?));
             }
             WorkloadConfig::Persistent { senders, receiver, size, threads, start, priority } => {
+                if !tcfg.holds_thread() {
+                    return Err(ScenarioError::field(
+                        &at("kind"),
+                        "persistent",
+                        "a transport that holds a sending thread until what it queued is sent (raw, pl2, rds, tcp, polo); this one takes every message whole and frees the thread at once, so a closed loop would start messages without end",
+                        "use kind = \"list\" with a backlog released at once, or kind = \"poisson\"",
+                    ));
+                }
                 let s = hosts(senders, "senders")?;
                 incast(&s, *receiver, n).map_err(|e| werr(&at("receiver"), e))?;
                 check_size(size.0, &at("size"))?;

@@ -424,3 +424,19 @@ fn sfc_settings_parse_name_their_fields_and_count_in_the_summary() {
     assert_eq!(s["roce"]["sfc_pauses"], sfc["signals_sent"]);
     assert!(s["pfc"].is_null());
 }
+
+#[test]
+fn a_persistent_stream_over_a_transport_that_frees_its_thread_at_once_is_refused() {
+    // Homa, NDP, pHost and RoCE take a message whole and free the thread at once: a
+    // closed loop over them once recursed without end and killed the process.
+    let persistent = "[network]\ntopology = { kind = \"single_rack\", hosts = 3 }\nhost = { threads = 2 }\n\
+                      [[workload]]\nkind = \"persistent\"\nsenders = \"0..2\"\nreceiver = 2\nsize = \"6000B\"\nthreads = 2\n";
+    for kind in ["homa", "ndp", "phost", "roce"] {
+        let e = err(&format!("{persistent}[transport]\nkind = \"{kind}\"\n"));
+        assert!(e.starts_with("workload[0].kind") && e.contains("frees the thread at once") && e.contains("kind = \"list\""), "{kind}: {e}");
+    }
+    for kind in ["raw", "pl2", "rds", "tcp", "polo"] {
+        let text = format!("{persistent}[transport]\nkind = \"{kind}\"\n");
+        assert!(Scenario::parse(&text, Path::new(".")).is_ok(), "{kind} holds its thread: a persistent stream is fine");
+    }
+}

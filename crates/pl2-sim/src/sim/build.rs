@@ -254,6 +254,9 @@ impl Simulation {
                 return Err(invalid(f, "size must be ≥ 1 byte and priority 0..7"));
             }
             check_transport(p.transport, transport_cfgs.len(), &f)?;
+            if !transport_cfgs[p.transport as usize].holds_thread() {
+                return Err(invalid(f, "its transport takes every message whole and frees the thread at once, so a closed loop would start messages without end; give the thread a list of messages instead"));
+            }
         }
 
         // Application workloads: valid parameters, and no thread sends for two of them

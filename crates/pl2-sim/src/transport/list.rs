@@ -25,6 +25,12 @@ macro_rules! transports {
             }
 
             /// How its frames spread over equal-cost paths (`None`: the switches' setting).
+            pub fn holds_thread(&self) -> bool {
+                match self {
+                    $( TransportConfig::$variant(c) => <$module::$marker as $crate::transport::Transport>::holds_thread(c), )+
+                }
+            }
+
             pub fn paths(&self) -> Option<$crate::config::EcmpMode> {
                 match self {
                     $( TransportConfig::$variant(c) => <$module::$marker as $crate::transport::Transport>::paths(c), )+

@@ -40,6 +40,14 @@ pub trait Transport {
     fn paths(_cfg: &Self::Config) -> Option<EcmpMode> {
         None
     }
+    /// Whether it can pace a closed-loop thread: it holds a sending thread until a
+    /// bound on what the thread has queued (its transmit ring, a send buffer, the
+    /// message's last packet) releases it. A transport that takes every message whole
+    /// and releases the thread at once returns false, and a persistent stream on it is
+    /// refused (it would start messages without end at one instant). Default true.
+    fn holds_thread(_cfg: &Self::Config) -> bool {
+        true
+    }
 }
 
 /// Counters one module reports in the run summary.

@@ -139,6 +139,10 @@ impl Transport for Homa {
         stats.homa.get_or_insert_default().add(host.stats());
     }
 
+    /// Every message is taken whole and the thread released at once (no send buffer).
+    fn holds_thread(_cfg: &HomaConfig) -> bool {
+        false
+    }
     fn paths(cfg: &HomaConfig) -> Option<EcmpMode> {
         cfg.paths()
     }

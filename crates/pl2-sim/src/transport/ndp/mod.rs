@@ -184,6 +184,10 @@ impl Transport for Ndp {
         stats.ndp.get_or_insert_default().add(host.stats());
     }
 
+    /// Every message is taken whole and the thread released at once (no send buffer).
+    fn holds_thread(_cfg: &NdpConfig) -> bool {
+        false
+    }
     fn paths(cfg: &NdpConfig) -> Option<EcmpMode> {
         Some(match cfg.paths {
             NdpPaths::Permute | NdpPaths::Random => EcmpMode::Source,

@@ -137,6 +137,10 @@ impl Transport for Phost {
         stats.phost.get_or_insert_default().add(host.stats());
     }
 
+    /// Every message is taken whole and the thread released at once (no send buffer).
+    fn holds_thread(_cfg: &PhostConfig) -> bool {
+        false
+    }
     fn paths(cfg: &PhostConfig) -> Option<EcmpMode> {
         Some(cfg.paths)
     }

@@ -173,6 +173,11 @@ impl Transport for Roce {
     fn report(host: &Box<RoceHost>, stats: &mut ModuleStats) {
         stats.roce.get_or_insert_default().add(host.stats());
     }
+
+    /// A write is posted whole and the thread released at once (no send queue bound).
+    fn holds_thread(_cfg: &RoceConfig) -> bool {
+        false
+    }
 }
 
 /// What both halves read.
