@@ -1,6 +1,6 @@
 """`pl2 reproduce`: published evaluations reproduced beside their claims, in families: the
-PL2 paper's figures (`paper`) and the Polo slides' evaluation against Homa, NDP and pHost
-(`polo`). One module per figure (or experiment), each building its scenarios, running them
+PL2 paper's figures (`paper`), the Polo slides' evaluation against Homa, NDP and pHost
+(`polo`), and every design pl2 has on the same networks (`compare`, issue 26). One module per figure (or experiment), each building its scenarios, running them
 into a results store under the output directory (a re-run reuses finished runs), writing
 Parquet data and PNG/SVG figures, and returning a Markdown section that sets our numbers
 beside the published ones. `reproduce(names, out, quick, seeds, executor)` writes each
@@ -44,6 +44,10 @@ FIGURES: dict[str, str] = {
     "polo-ablation": "pl2.reproduce.polo.ablation",
     "polo-leafspine": "pl2.reproduce.polo.leafspine",
     "polo-large-incast": "pl2.reproduce.polo.large_incast",
+    "compare-rack": "pl2.reproduce.compare.rack",
+    "compare-microburst": "pl2.reproduce.compare.microburst",
+    "compare-core": "pl2.reproduce.compare.core",
+    "compare-pod": "pl2.reproduce.compare.pod",
 }
 
 
@@ -71,19 +75,31 @@ def _polo_preamble() -> list[str]:
     return preamble()
 
 
+def _compare_preamble() -> list[str]:
+    from pl2.reproduce.compare.designs import preamble
+
+    return preamble()
+
+
 #: What full mode means in each family, for the sections' stamps.
-FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states"}
+FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
+                             "compare": "the settings each section states"}
 
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
     "paper": Family("paper", "PL2 paper reproduction (`pl2 reproduce`)", _paper_preamble),
     "polo": Family("polo", "Polo evaluation reproduced: Polo against Homa, NDP and pHost (`pl2 reproduce polo`)", _polo_preamble),
+    "compare": Family("compare", "Every design on the same network (`pl2 reproduce compare`)", _compare_preamble),
 }
 
 
 def family(name: str) -> str:
-    """The family a figure belongs to: `polo` for `polo-*`, else `paper`."""
-    return "polo" if name.startswith("polo-") else "paper"
+    """The family a figure belongs to: `polo` for `polo-*`, `compare` for `compare-*`,
+    else `paper`."""
+    for fam in ("polo", "compare"):
+        if name.startswith(f"{fam}-"):
+            return fam
+    return "paper"
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.
 NOT_YET: dict[str, str] = {}

@@ -1,0 +1,7 @@
+"""Placeholder."""
+NAME = "compare-pod"
+TITLE = "compare-pod"
+
+
+def run(ctx):
+    return "not yet"
