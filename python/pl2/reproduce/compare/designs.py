@@ -148,13 +148,12 @@ def _toml_value(v: Any) -> str:
 
 
 def diff(d: Design) -> str:
-    """The design's change to the base scenario as TOML lines: `[transport]` and the
-    `[network.switch]` keys it sets."""
-    lines = ["[transport]"] + [f"{k} = {_toml_value(v)}" for k, v in d.transport.items()]
+    """The design's change to the base scenario: its `[transport]` table and the
+    `[network.switch]` keys it sets, as one line of TOML-like text."""
+    out = "[transport] " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in d.transport.items())
     if d.switch:
-        lines += ["[network.switch]"] + [f"{k} = {_toml_value(v)}" for k, v in d.switch.items()]
-    return "; ".join(lines[:1] + [", ".join(lines[1:1 + len(d.transport)])] + (
-        [lines[1 + len(d.transport)], ", ".join(lines[2 + len(d.transport):])] if d.switch else []))
+        out += "; [network.switch] " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in d.switch.items())
+    return out
 
 
 def settings_table(names: list[str], link_gbps: float = 100.0) -> str:

@@ -52,7 +52,7 @@ def base(part: str, wl: str, load: float, warm_ms: float, until_ms: float, cap_m
 def settings(quick: bool) -> dict[str, Any]:
     if quick:
         return {"replay": {"w3": 0.05}, "loads": [0.5], "warm": 0.02}
-    return {"replay": {"w3": 0.3, "w5": 1.0}, "loads": [0.5, 0.8], "warm": 0.1}
+    return {"replay": {"w3": 0.5, "w5": 1.5}, "loads": [0.5, 0.8], "warm": 0.1}
 
 
 def run(ctx: Context) -> str:

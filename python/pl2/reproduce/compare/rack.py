@@ -70,7 +70,7 @@ def replay_base(wl: str, load: float, warm_ms: float, until_ms: float, cap_ms: f
 def settings(quick: bool) -> dict[str, Any]:
     if quick:
         return {"senders": [2, 5], "per_thread": 6, "replay": {"w3": 0.5}, "loads": [0.5, 0.9]}
-    return {"senders": [1, 2, 3, 4, 5], "per_thread": 40, "replay": {"w3": 3.0, "w4": 10.0, "w5": 20.0},
+    return {"senders": [1, 2, 3, 4, 5], "per_thread": 40, "replay": {"w3": 10.0, "w4": 30.0, "w5": 100.0},
             "loads": [0.3, 0.5, 0.7, 0.9]}
 
 
