@@ -107,6 +107,16 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "resends": resend, "timeouts": timeouts,
         "pause_frames": int(pfc.get("pause_frames", 0) or 0), "headroom_drops": int(pfc.get("headroom_drops", 0) or 0),
         "sfc_signals": int(sfc.get("signals_sent", 0) or 0), "ecn_marks": marks,
+        # Counters the sections' explanations cite.
+        "duplicates": int(sum(int((s.get(k) or {}).get("duplicates", 0) or 0) for k in RECOVERY)),
+        "tokens_expired": int((s.get("phost") or {}).get("tokens_expired", 0) or 0),
+        "tokens_received": int((s.get("phost") or {}).get("tokens_received", 0) or 0),
+        "sfc_paused_ps": int((s.get("roce") or {}).get("sfc_paused_ps", 0) or 0),
+        "pfc_paused_ps": int(pfc.get("paused_ps", 0) or 0),
+        "messages_lost": int(c.get("messages_lost", 0) or 0),
+        "sim_ms": float(s.get("sim_time_ps", 0) or 0) / 1e9,
+        "drops_queue_limit": int(drops.get("queue_limit", 0) or 0), "drops_port_limit": int(drops.get("port_limit", 0) or 0),
+        "data_wire_bytes": data,
     }
 
 
@@ -151,7 +161,10 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "unfinished": tot("unfinished"), "q": max(r["max_queue_bytes"] for r in rs), "drops": tot("buffer_drops"),
             "prog": tot("program_drops"), "trims": tot("trims"), "ctl": mean("control_share"), "resends": tot("resends"),
             "timeouts": tot("timeouts"), "pauses": tot("pause_frames"), "hdrop": tot("headroom_drops"), "sfc": tot("sfc_signals"),
-            "marks": tot("ecn_marks")}
+            "marks": tot("ecn_marks"), "dups": tot("duplicates"), "tok_exp": tot("tokens_expired"),
+            "tok_rx": tot("tokens_received"), "sfc_ps": tot("sfc_paused_ps"), "pfc_ps": tot("pfc_paused_ps"),
+            "lost": tot("messages_lost"), "sim_ms": mean("sim_ms"), "dq": tot("drops_queue_limit"),
+            "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes")}
 
 
 def us(x: float | None) -> str:
@@ -201,3 +214,42 @@ def how_same(names: Sequence[str], link_gbps: float = 100.0) -> str:
 
 def designs_in(names: Sequence[str] | None = None) -> list[str]:
     return [n for n in ORDER if names is None or n in names]
+
+
+def facts(d: str, a: Mapping[str, Any], port_limit_b: int | None = None) -> str:
+    """The measured counters that explain a design's result, as one sentence: each
+    clause is a counter of the runs (summed over seeds), never a guess."""
+    out = []
+    if port_limit_b and a["q"] >= 0.95 * port_limit_b:
+        out.append(f"its queue reached the port limit ({a['q'] / 1000:.0f} of {port_limit_b / 1000:.0f} KB)")
+    elif a["q"]:
+        out.append(f"max queue {a['q'] / 1000:.0f} KB")
+    if a["drops"]:
+        why = []
+        if a["dp"]:
+            why.append(f"{a['dp']} at the port limit")
+        if a["dq"]:
+            why.append(f"{a['dq']} at a FIFO's own limit (NDP: the header FIFO)")
+        if a["hdrop"]:
+            why.append(f"{a['hdrop']} over PFC headroom")
+        out.append(f"{a['drops']} frames dropped" + (f" ({', '.join(why)})" if why else ""))
+    if a["trims"]:
+        pk = a["data_b"] / 1542 if a["data_b"] else 0
+        out.append(f"{a['trims']} trims" + (f" (≈ {100 * a['trims'] / pk:.0f} % of data frames sent)" if pk else ""))
+    if a["timeouts"]:
+        out.append(f"{a['timeouts']} timeouts")
+    if a["resends"]:
+        out.append(f"{a['resends']} resends" + (f", {a['dups']} of them duplicates of data already received" if a["dups"] else ""))
+    if a["tok_rx"]:
+        out.append(f"{a['tok_exp']} of {a['tok_rx']} tokens ({100 * a['tok_exp'] / a['tok_rx']:.0f} %) expired unused at the sender")
+    if a["marks"]:
+        out.append(f"{a['marks']} ECN marks")
+    if a["pauses"]:
+        out.append(f"{a['pauses']} PFC PAUSE frames ({a['pfc_ps'] / 1e6:.0f} µs of pause in all)")
+    if a["sfc"]:
+        out.append(f"{a['sfc']} SFC signals ({a['sfc_ps'] / 1e6:.0f} µs of flow pauses requested in all)")
+    if a["lost"]:
+        out.append(f"{a['lost']} messages lost a frame that nothing resends")
+    if a["unfinished"]:
+        out.append(f"{a['unfinished']} of {a['n']} measured messages unfinished")
+    return "; ".join(out) if out else "no drops, trims, timeouts or pauses"
