@@ -117,6 +117,8 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "sim_ms": float(s.get("sim_time_ps", 0) or 0) / 1e9,
         "drops_queue_limit": int(drops.get("queue_limit", 0) or 0), "drops_port_limit": int(drops.get("port_limit", 0) or 0),
         "data_wire_bytes": data,
+        "pl2_bursts": int((s.get("pl2") or {}).get("bursts", 0) or 0),
+        "pl2_unsolicited": int((s.get("pl2") or {}).get("unsolicited_bursts", 0) or 0),
     }
 
 
@@ -164,7 +166,8 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "marks": tot("ecn_marks"), "dups": tot("duplicates"), "tok_exp": tot("tokens_expired"),
             "tok_rx": tot("tokens_received"), "sfc_ps": tot("sfc_paused_ps"), "pfc_ps": tot("pfc_paused_ps"),
             "lost": tot("messages_lost"), "sim_ms": mean("sim_ms"), "dq": tot("drops_queue_limit"),
-            "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes")}
+            "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes"), "bursts": tot("pl2_bursts"),
+            "unsol": tot("pl2_unsolicited")}
 
 
 def us(x: float | None) -> str:
@@ -239,9 +242,13 @@ def facts(d: str, a: Mapping[str, Any], port_limit_b: int | None = None) -> str:
     if a["timeouts"]:
         out.append(f"{a['timeouts']} timeouts")
     if a["resends"]:
-        out.append(f"{a['resends']} resends" + (f", {a['dups']} of them duplicates of data already received" if a["dups"] else ""))
+        out.append(f"{a['resends']} resends")
+    if a["dups"]:
+        out.append(f"{a['dups']} duplicate data frames received")
     if a["tok_rx"]:
         out.append(f"{a['tok_exp']} of {a['tok_rx']} tokens ({100 * a['tok_exp'] / a['tok_rx']:.0f} %) expired unused at the sender")
+    if a["bursts"]:
+        out.append(f"{a['unsol']} of {a['bursts']} bursts sent unsolicited (the rest waited for an RSV–GRT exchange)")
     if a["marks"]:
         out.append(f"{a['marks']} ECN marks")
     if a["pauses"]:
