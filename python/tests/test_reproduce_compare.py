@@ -47,7 +47,7 @@ def test_settings_are_their_sources_values() -> None:
     assert lo["DCTCP"].switch["ecn"] == {"kind": "step", "threshold": "30840B"}
     assert hi["Polo"].switch["ecn"]["threshold"] == "7710B"
     assert hi["NDP"].switch["queue"]["data_limit"] == {"frames": 8}
-    assert set(D.ORDER) == set(hi) and all(hi[n].settings for n in D.ORDER)
+    assert set(D.ORDER) <= set(hi) and all(hi[n].settings for n in hi)
     assert D.diff(hi["Cubic"]) == '[transport] kind = "tcp", cc = "cubic"'
 
 

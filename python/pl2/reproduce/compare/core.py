@@ -210,16 +210,50 @@ def _claims_and_why(ctx: Context, ns: list[int], ds: list[str], A) -> list[str]:
     ok = not math.isinf(polo["p99"]) and (math.isinf(homa["p99"]) or polo["p99"] <= homa["p99"]) and (math.isinf(ph["p99"]) or polo["p99"] <= 1.25 * ph["p99"])
     ctx.claim(f"Polo (slides): tail latency at least as good as Homa's and close to pHost's (N = {big}, within 25 %)", "Polo ≤ Homa, ≈ pHost",
               f"Polo {C.us(polo['p99'])}, Homa {C.us(homa['p99'])}, pHost {C.us(ph['p99'])} µs", ok)
-    lines = ["**Observations (measured; counters from the table)**", ""]
+    lines = ["**What surprised us, and why (measured; counters from the table)**", ""]
     a = {d: A("core", d, big) for d in ds if A("core", d, big)}
-    lines.append(f"- {big} senders, goodput: " + ", ".join(f"{d} {a[d]['good']:.0f}" for d in sorted(a, key=lambda d: -a[d]["good"])) + " Mbps.")
+    lines.append(f"- {big} senders, goodput: " + ", ".join(f"{d} {a[d]['good']:.0f}" for d in sorted(a, key=lambda d: -a[d]["good"]))
+                 + " Mbps. Drops count every frame the network dropped, the background's included.")
     took = [d for d in a if a[d]["bg"] is not None and a[d]["bg"] < 0.95]
     if took:
-        lines.append("- Designs that took bandwidth from the UDP background (it never resends, so the share of its frames "
-                     "delivered measures it): " + ", ".join(f"{d} {a[d]['bg']:.3f}" for d in took) + ".")
+        lines.append("- Goodput above the 800 Mbps the background leaves is taken from the background: UDP never resends, so "
+                     "the share of its frames delivered measures what each design took: " + ", ".join(f"{d} {a[d]['bg']:.3f}" for d in took)
+                     + ". RoCE's data is lossless: PFC admits it by ingress counters past the 86 KB port limit (RoCE+PFC's "
+                     f"queue reached {a['RoCE+PFC']['q'] / 1000:.0f} KB), while the background, in the lossy class, meets the "
+                     "full port and is dropped. NDP's trimmed headers and resends share the priority-0 FIFO's data limit with it.")
+    po = a["Polo"]
+    lines.append(f"- Polo below the bandwidth it leaves free ({po['good']:.0f} Mbps, background {po['bg']:.3f}): the same "
+                 "network and Polo settings as `polo-core` (its numbers match that section's), where Polo's idle receiver "
+                 "link is measured: D, the driving packets per epoch, falls to its floor after marks and regrows one per "
+                 "epoch (`results/polo/`, polo-core and polo-queue). Here: " + C.facts("Polo", _as_facts(po)) + ".")
+    ho = a["Homa"]
+    lines.append(f"- Homa here is the reference preset (10 ms RESEND timeout, overcommitment = scheduled levels), not the "
+                 f"slides' `preset = \"polo\"` (1 ms): {C.facts('Homa', _as_facts(ho))}; each of its timeouts costs a "
+                 "round 10 ms, which sets its p99.")
     s0, s20 = A("rack", "PL2 rack, share 0", big), A("rack", "PL2 rack, share 20%", big)
-    if s0 and s20:
-        lines.append(f"- PL2's stand-in at {big} senders: share 0 → {s0['good']:.0f} Mbps, {s0['drops']} drops, background "
-                     f"delivered {s0['bg'] if s0['bg'] is not None else float('nan'):.3f}, max queue {s0['q'] / 1000:.0f} KB; share 20 % → {s20['good']:.0f} Mbps, "
-                     f"{s20['drops']} drops, background {s20['bg'] if s20['bg'] is not None else float('nan'):.3f}, max queue {s20['q'] / 1000:.0f} KB.")
+    dq = A("rack", "PL2 deq+imp rack, share 20%", big)
+    if s0 and s20 and dq:
+        lines.append(f"- PL2's stand-in at {big} senders. Share 0: {s0['rounds']} rounds, {C.facts('PL2', _as_facts(s0))}: PL2 books "
+                     "the whole downlink while 200 Mbps of unscheduled UDP also crosses it, the port overflows, and raw PL2 "
+                     f"never resends, so a round never completes. Share 20 %: {s20['rounds']} rounds, "
+                     f"{s20['good']:.0f} Mbps, {C.facts('PL2', _as_facts(s20))}. Dequeue + improved with the share: {dq['rounds']} "
+                     f"rounds, {dq['good']:.0f} Mbps, {C.facts('PL2', _as_facts(dq))}. PL2 works beside external traffic only "
+                     "when the share it keeps free covers that traffic, and it must know the share in advance: across a real "
+                     "core, where the congested link is not the ToR's, it has nothing to book.")
+    lo = min(ns)
+    l0, l20 = A("rack", "PL2 rack, share 20%", lo), A("rack", "PL2 deq+imp rack, share 20%", lo)
+    if l0 and l20 and l0["unf"]:
+        lines.append(f"- With {lo} senders even the share does not save Algorithm 1 as written ({l0['rounds']} rounds, "
+                     f"{C.facts('PL2', _as_facts(l0))}); with dequeue + improved: {l20['rounds']} rounds, {C.facts('PL2', _as_facts(l20))}. "
+                     "The two rows differ only in Algorithm 1's ingress decrement and unsolicited admission, whose "
+                     "overflow of incast ports `docs/model.md` (\"Which PL2 to run\") describes; every unfinished message "
+                     "is one that lost a frame, which raw PL2 never resends.")
     return lines
+
+
+def _as_facts(a: dict[str, Any]) -> dict[str, Any]:
+    """The core table's aggregate in the shape `common.facts` reads."""
+    return {"q": a["q"], "drops": a["drops"], "dp": 0, "dq": 0, "hdrop": 0, "trims": a["trims"], "data_b": 0,
+            "timeouts": a["timeouts"], "resends": a["resends"], "dups": 0, "tok_rx": 0, "tok_exp": 0, "bursts": 0,
+            "unsol": 0, "marks": a["marks"], "pauses": a["pauses"], "pfc_ps": 0, "sfc": 0, "sfc_ps": 0, "lost": 0,
+            "unfinished": a["unf"], "n": a["flows"]}

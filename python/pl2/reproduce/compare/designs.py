@@ -104,6 +104,13 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Switch: step ECN at 50 KB at dequeue (the slides), PFC on priority 3 as RoCE+PFC (SFC runs inside a "
             "lossless class; PFC is its backstop).",
         ), "k", False),
+        # Diagnostic (not in ORDER): NDP with the paper's return-to-sender for headers the
+        # header FIFO cannot hold (§3.2), where htsim's default (and pl2's) drops them.
+        Design("NDP return-to-sender", {"kind": "ndp"},
+               {"queue": {"kind": "trimming", "data_limit": {"frames": 8}, "header_overflow": "return_to_sender"}}, (
+            "NDP as above with `header_overflow = \"return_to_sender\"` (NDP paper §3.2): a header the header "
+            "FIFO cannot hold goes back to its source once instead of being dropped.",
+        ), "tab:brown", False),
     ]
     return {d.name: d for d in out}
 
