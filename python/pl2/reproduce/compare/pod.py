@@ -87,6 +87,8 @@ def run(ctx: Context) -> str:
         f"{st['warm'] * 1000:g} µs of warm-up measured (windows " + ", ".join(f"{wl} {w * 1000:g} µs" for wl, w in st["replay"].items())
         + "), each run lasting until they arrive or 10 ms more. Columns as in the rack.",
         "",
+        "**The experiment in one table** (every design; the tables below give every column):", "",
+        _headline(st, ds, A, refused), "", "<details><summary>Every configuration</summary>", "",
         "**60-to-1 incast** (last row: a diagnostic, NDP with the paper's return-to-sender; see below)", "",
         C.table(C.HEAD, [C.row(d, A("incast", "60-to-1", 0.0, d), refused) for d in ds + [RTS]]), "",
     ]
@@ -94,6 +96,7 @@ def run(ctx: Context) -> str:
         for load in st["loads"]:
             md += [f"**{wl.upper()} at {load:.0%} (all-to-all)**", "",
                    C.table(C.HEAD, [C.row(d, A("replay", wl, load, d), refused) for d in ds]), ""]
+    md += ["</details>", ""]
     md += [
         "**Why PL2 is missing.** pl2 refuses PL2 on this network: \"" + refused.get("PL2", "?") + "\". Running PL2 "
         "scheduling within each rack with inter-rack traffic through its external share (§7) needs what pl2 does not "
@@ -108,6 +111,23 @@ def run(ctx: Context) -> str:
     ]
     md += _why(ctx, st, ds, A)
     return "\n".join(md)
+
+
+def _headline(st: dict, ds: list[str], A, refused: dict) -> str:
+    head = ["design", "incast: goodput Gbps", "incast: slowest µs", "incast: max queue KB", "incast: drops"]
+    keys = [(wl, x) for wl in st["replay"] for x in st["loads"]]
+    head += [f"{wl.upper()} {x:.0%}: p99 µs" for wl, x in keys] + ["replays: goodput Gbps (all hosts, top load)", "replays: most drops / max queue KB"]
+    rows = []
+    for d in ds:
+        a = A("incast", "60-to-1", 0.0, d)
+        if a is None:
+            rows.append([d, "cannot run (single rack only)"] + ["–"] * (len(head) - 2))
+            continue
+        r = [A("replay", wl, x, d) for wl, x in keys]
+        rows.append([d, f"{a['good']:.1f}", C.us(a["p99"]), f"{a['q'] / 1000:.0f}", str(a["drops"])]
+                    + [C.us(x["p99"]) + (f" ({x['unfinished']} unf.)" if x["unfinished"] else "") for x in r]
+                    + [f"{A('replay', keys[-1][0], keys[-1][1], d)['good']:.0f}", f"{max(x['drops'] for x in r)} / {max(x['q'] for x in r) / 1000:.0f}"])
+    return C.table(head, rows)
 
 
 def _plot(ctx: Context, st: dict, ds: list[str], A) -> None:

@@ -116,11 +116,30 @@ def run(ctx: Context) -> str:
         "bytes / all wire bytes the hosts sent.",
         "",
     ]
+    big, top = st["senders"][-1], st["loads"][-1]
+    head = [f"design", f"incast {big}×12: goodput Gbps", "incast: max queue KB", "incast: drops", "incast: p99 µs"]
+    head += [f"{wl.upper()} {top:.0%}: p99 µs (unfinished)" for wl in st["replay"]]
+    head += ["replays: most drops / max queue KB", f"control share ({next(iter(st['replay'])).upper()} {top:.0%})"]
+    hrows = []
+    for d in ds:
+        a = A("incast", "6000B", big, d)
+        r = [A("replay", wl, x, d) for wl in st["replay"] for x in st["loads"]]
+        row = [d, f"{a['good']:.1f}", f"{a['q'] / 1000:.0f}", str(a["drops"]), C.us(a["p99"])]
+        for wl in st["replay"]:
+            t = A("replay", wl, top, d)
+            row.append(f"{C.us(t['p99'])}" + (f" ({t['unfinished']})" if t["unfinished"] else ""))
+        row += [f"{max(x['drops'] for x in r)} / {max(x['q'] for x in r) / 1000:.0f}",
+                f"{100 * A('replay', next(iter(st['replay'])), top, d)['ctl']:.1f}%"]
+        hrows.append(row)
+    md += ["**The experiment in one table** (every design; the per-configuration tables below give every column for every point):",
+           "", C.table(head, hrows), "", "<details><summary>Every configuration</summary>", ""]
     for n in st["senders"]:
         md += [f"**Incast, {n} sender(s) × 12 threads, 6000 B**", "", C.table(C.HEAD, [C.row(d, A("incast", "6000B", n, d)) for d in ds]), ""]
     for wl in st["replay"]:
         for load in st["loads"]:
             md += [f"**Replay {wl.upper()} at {load:.0%}**", "", C.table(C.HEAD, [C.row(d, A("replay", wl, load, d)) for d in ds]), ""]
+    md += ["**Diagnostic: one sender, the send path set to 0** (not an experiment of the issue; see below)", "",
+           C.table(C.HEAD, [C.row(d, A("diag", "6000B, send path 0", 1, d)) for d in ds]), "", "</details>", ""]
     md += [C.how_same(ds), "", C.base_block("Base scenario: incast (5 senders)", bases[("incast", st["senders"][-1])]),
            "", C.base_block(f"Base scenario: replay ({next(iter(st['replay']))}, {st['loads'][-1]:.0%})",
                             bases[(next(iter(st["replay"])), st["loads"][-1])]), ""]
