@@ -73,7 +73,7 @@ def run(ctx: Context) -> str:
     ds = C.designs_in()
     reg = designs(1.0)
     for k, t in STAND_INS.items():
-        reg[k] = Design(k, t, {}, (), "tab:blue" if "deq" not in k else "tab:cyan", True)
+        reg[k] = Design(k, t, {}, (), {"PL2 rack, share 0": "midnightblue", "PL2 rack, share 20%": "tab:blue"}.get(k, "tab:cyan"), True)
     js, refused, bases = [], {}, {}
     for n in ns:
         b, recv = base(n, r)
@@ -184,7 +184,7 @@ def _plot(ctx: Context, ns: list[int], ds: list[str], A, reg: dict) -> None:
         pts = [(n, a) for n, a in pts if a is not None]
         if not pts:
             continue
-        ls = ":" if d in STAND_INS else ("--" if d in ("PL2 deq+imp", "Cubic") else "-")
+        ls = ":" if d in STAND_INS else ("--" if d in ("PL2 deq+imp", "Cubic", "SFC") else "-")
         ax[0].plot([n for n, _ in pts], [a["good"] for _, a in pts], marker="o", color=reg[d].color, ls=ls, label=d)
         ax[1].plot([n for n, _ in pts], [a["p99"] if not math.isinf(a["p99"]) else float("nan") for _, a in pts], marker="o", color=reg[d].color, ls=ls)
     ax[0].axhline(800, color="k", lw=0.8, ls="-.")

@@ -183,6 +183,12 @@ def preamble() -> list[str]:
         "- PL2 is shown twice: Algorithm 1 as written (K = 4, t = 15, pl2's faithful default) and with decrement at "
         "dequeue + improved unsolicited admission (`PL2 deq+imp`), the variant `docs/model.md` recommends for the "
         "behaviour the paper reports. Cubic is there for context (no switch support).",
+        "- Diagnostic rows are labelled as such and are not designs of the comparison: the rack's one-sender run "
+        "without the testbed's send path, NDP with return-to-sender in the pod's incast, and PL2's one-rack stand-ins "
+        "for Polo's core network (where PL2 cannot run).",
+        "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
+        "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "
+        "diagnostic run that changes the one setting it blames.",
         "- Designs at 100 Gbps (the rack, the microburst, the pod; Polo's core incast states its 1 Gbps changes):",
         *[f"  - **{n}**: `{diff(reg[n])}`. {' '.join(reg[n].settings)}" for n in ORDER],
     ]

@@ -87,7 +87,7 @@ def _plot(ctx: Context, ds: list[str], A: dict, pooled: dict) -> None:
         lat, n = acc["lat"], acc["n"]
         if lat:
             ax[0].plot(lat, [max(1 - (i + 1) / n, 1e-6) for i in range(len(lat))], color=reg[d].color,
-                       ls="--" if d in ("PL2 deq+imp", "Cubic") else "-", label=d)
+                       ls="--" if d in ("PL2 deq+imp", "Cubic", "SFC") else "-", label=d)
     ax[0].set_xscale("log")
     ax[0].xaxis.set_minor_formatter(NullFormatter())
     ax[0].set_yscale("log")

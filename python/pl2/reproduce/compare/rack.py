@@ -157,7 +157,7 @@ def _plot(ctx: Context, st: dict, ds: list[str], A) -> None:
     ns = st["senders"]
     for d in ds:
         c = reg[d].color
-        ls = "--" if d in ("PL2 deq+imp", "Cubic") else "-"
+        ls = "--" if d in ("PL2 deq+imp", "Cubic", "SFC") else "-"
         ax[0].plot(ns, [A("incast", "6000B", n, d)["good"] for n in ns], marker="o", color=c, ls=ls, label=d)
         ax[1].plot(ns, [max(A("incast", "6000B", n, d)["q"], 1) / 1000 for n in ns], marker="o", color=c, ls=ls)
         for i, wl in enumerate(wls):
@@ -166,6 +166,8 @@ def _plot(ctx: Context, st: dict, ds: list[str], A) -> None:
                            marker="o", color=c, ls=ls)
     ax[0].set_title("(a) incast goodput into h5 (Gbps)")
     ax[0].set_xlabel("senders (12 threads each)")
+    ax[0].set_xticks(ns)
+    ax[1].set_xticks(ns)
     ax[1].set_title("(b) incast: largest switch queue (KB)")
     ax[1].set_yscale("log")
     ax[1].axhline(1500, color="k", ls=":", lw=0.8)
