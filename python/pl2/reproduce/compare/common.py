@@ -246,7 +246,7 @@ def facts(d: str, a: Mapping[str, Any], port_limit_b: int | None = None) -> str:
     if a["dups"]:
         out.append(f"{a['dups']} duplicate data frames received")
     if a["tok_rx"]:
-        out.append(f"{a['tok_exp']} of {a['tok_rx']} tokens ({100 * a['tok_exp'] / a['tok_rx']:.0f} %) expired unused at the sender")
+        out.append(f"{a['tok_exp']} token expiries at the senders against {a['tok_rx']} tokens received")
     if a["bursts"]:
         out.append(f"{a['unsol']} of {a['bursts']} bursts sent unsolicited (the rest waited for an RSV–GRT exchange)")
     if a["marks"]:

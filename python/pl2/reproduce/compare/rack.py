@@ -274,7 +274,8 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
                      "burst (one sample of the send path each) and is not held back. A cost of this profile's host model, "
                      "not of DCQCN or of Polo's control.")
     lines.append(f"- SFC against RoCE+PFC ({big} senders): SFC {C.facts('SFC', sf)}; RoCE+PFC {C.facts('RoCE+PFC', ro)}. "
-                 f"SFC asked for {sf['sfc_ps'] / 1e6:.0f} µs of flow pauses, yet goodput, queue and PFC pauses do not move: "
+                 f"SFC asked for {sf['sfc_ps'] / 1e6:.0f} µs of flow pauses, yet goodput ({sf['good']:.1f} against {ro['good']:.1f} Gbps), "
+                 f"largest queue and PFC pauses ({sf['pauses']} against {ro['pauses']}) hardly move: "
                  "pl2's RoCE makes one flow (QP) per message and releases the thread at once, so each sender has its "
                  f"whole backlog ({THREADS * st['per_thread']} messages) as flows side by side; SFC pauses the flow whose "
                  "frame crossed the trigger, and the NIC's round robin sends the sender's next flow instead. Per-flow "
@@ -306,13 +307,23 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
         lines.append("- DCTCP and Cubic give the same goodput (to the last digit) in " + ", ".join(f"{w.upper()} {x:.0%}" for w, x in same)
                      + ": their messages fit in the initial window of 10 segments on connections that stay open, so "
                      "neither algorithm's window ever limits them (DCTCP's ECN marks change only its later windows).")
-    for w in st["replay"]:
-        for x in st["loads"]:
-            a = A("replay", w, x, "PL2")
-            if a["unfinished"]:
-                b = A("replay", w, x, "PL2 deq+imp")
-                lines.append(f"- PL2 (Algorithm 1) on {w.upper()} at {x:.0%}: {C.facts('PL2', a, 1_500_000)}; with decrement at "
-                             f"dequeue + improved admission: {C.facts('PL2 deq+imp', b, 1_500_000)}. Raw PL2 never resends "
-                             "a lost frame, and Algorithm 1's ingress decrement lets unsolicited bursts overflow the port "
-                             "(`docs/model.md`, \"Which PL2 to run\").")
+    bad = [(w, x) for w in st["replay"] for x in st["loads"] if A("replay", w, x, "PL2")["unfinished"] or A("replay", w, x, "PL2")["drops"]]
+    if bad:
+        lines.append("- **PL2 as written (Algorithm 1) loses frames in the replays** — buffer drops / unfinished messages / "
+                     "largest queue KB, against PL2 deq+imp: " + "; ".join(
+                         f"{w.upper()} {x:.0%}: {A('replay', w, x, 'PL2')['drops']} / {A('replay', w, x, 'PL2')['unfinished']} / "
+                         f"{A('replay', w, x, 'PL2')['q'] / 1000:.0f} against {A('replay', w, x, 'PL2 deq+imp')['drops']} / "
+                         f"{A('replay', w, x, 'PL2 deq+imp')['unfinished']} / {A('replay', w, x, 'PL2 deq+imp')['q'] / 1000:.0f}" for w, x in bad)
+                     + ". Most bursts go unsolicited in the replays (e.g. "
+                     + f"{A('replay', bad[-1][0], bad[-1][1], 'PL2')['unsol']} of {A('replay', bad[-1][0], bad[-1][1], 'PL2')['bursts']} at "
+                     f"{bad[-1][0].upper()} {bad[-1][1]:.0%}), and Algorithm 1's ingress decrement stops counting a frame once it "
+                     "enters the switch, so the T rule never sees the queue those bursts build (`docs/model.md`, \"Which PL2 "
+                     "to run\"; results/paper Fig. 8); raw PL2 never resends, so each drop leaves a message unfinished. With "
+                     "decrement at dequeue and improved admission PL2 loses nothing and keeps its queue at tens of KB.")
+    qn = max(multi, key=lambda n: A("incast", "6000B", n, "PL2")["q"])
+    aq, bq = A("incast", "6000B", qn, "PL2"), A("incast", "6000B", qn, "PL2 deq+imp")
+    if aq["q"] >= 200 * 1024:
+        lines.append(f"- PL2's incast queue exceeds 200 KiB with {qn} senders ({aq['q'] / 1000:.0f} KB, no drop; deq+imp "
+                     f"{bq['q'] / 1000:.0f} KB): the overflow of Algorithm 1's ingress decrement with few senders that "
+                     "`reproduce/fig9.py` reports for Fig. 9 (the counters cannot see packets already queued).")
     return lines
