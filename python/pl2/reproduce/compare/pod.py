@@ -196,7 +196,15 @@ def _why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
             if fin:
                 lines.append(f"- {wl.upper()} at {x:.0%}: p99 " + ", ".join(f"{d} {C.us(fin[d])}" for d in sorted(fin, key=fin.get))
                              + " µs" + (f"; unfinished: {', '.join(d for d in r if d not in fin and r[d]['p99'] is not None)}" if len(fin) < len(r) else "") + ".")
-    wl, x = list(st["replay"])[-1], st["loads"][-1]
+    over = [x for x in st["loads"] if 16 * x * 100 * 48 / 63 > 800]
+    if over:
+        lines.append("- At " + ", ".join(f"{x:.0%}" for x in over) + " the fabric itself is overloaded: with destinations "
+                     "uniform over the other 63 hosts, 48/63 of each host's traffic leaves its rack, so a leaf sends "
+                     + ", ".join(f"16 × {x:.0%} × 100 × 48/63 = {16 * x * 100 * 48 / 63:.0f} Gbps" for x in over)
+                     + " into 8 × 100 = 800 Gbps of uplinks (by hand). Queues then grow for as long as arrivals last, and a "
+                     "design's tail there says how it shares an overload, not how it controls congestion; 50 % "
+                     f"({16 * 0.5 * 100 * 48 / 63:.0f} Gbps per leaf) is within the fabric.")
+    wl, x = list(st["replay"])[-1], st["loads"][0]
     r = {d: A("replay", wl, x, d) for d in ds if A("replay", wl, x, d)}
     p = {d: (r[d]["p99"] if r[d]["p99"] is not None else math.inf) for d in r}
     ctx.claim(f"Polo (slides, larger scale): lower tail than Homa and pHost ({wl.upper()} at {x:.0%}, p99)", "Polo < Homa, pHost",
