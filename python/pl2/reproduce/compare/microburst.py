@@ -137,6 +137,12 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
                  f"{C.us(rds['p99'])} / {C.us(rds['p999'])}: almost every PL2 burst waits for an RSV–GRT exchange and its "
                  "slot, so PL2 queues at the senders what RDS queues in the switch; it loses nothing, so its tail has no "
                  "timer in it.")
+    pd = A["PL2 deq+imp"]
+    if pl2["q"] >= 200 * 1024:
+        lines.append(f"- PL2's queue ({pl2['q'] / 1000:.0f} KB, above the paper's 200 KiB) falls to {pd['q'] / 1000:.0f} KB when the "
+                     "only change is PL2's two switch-side settings (reservations released at dequeue, unsolicited "
+                     "admission decided at the RSV: PL2 deq+imp): Algorithm 1's ingress decrement stops counting a frame when it enters the switch, so it "
+                     "cannot see the packets already queued (`docs/model.md`, \"Which PL2 to run\"; `reproduce/fig1.py`).")
     best = min((A[d]["p99"] for d in fin), default=None)
     for d in ds:
         a = A[d]
