@@ -83,7 +83,7 @@ def run(ctx: Context) -> str:
         "thresholds α = 1, 350 ns pipeline, cut-through, per-flow ECMP unless the design sprays); 16 threads per "
         "host. *Incast*: hosts 4–63 each send 100 KB to host 0 at once (goodput into h0; latency of the 60 "
         "messages). *Replay*: W3/W5 between all hosts, Poisson, each host offering the load as a share of its link "
-        "(wire bytes); goodput summed over all hosts; messages arriving in the window after "
+        "(wire bytes, so designs with more header bytes are offered slightly fewer messages); goodput summed over all hosts; messages arriving in the window after "
         f"{st['warm'] * 1000:g} µs of warm-up measured (windows " + ", ".join(f"{wl} {w * 1000:g} µs" for wl, w in st["replay"].items())
         + "), each run lasting until they arrive or 10 ms more. Columns as in the rack.",
         "",
