@@ -38,7 +38,7 @@ class Design:
 def designs(link_gbps: float = 100.0) -> dict[str, Design]:
     """Every design at a link rate of `link_gbps` (100 in the rack and the pod, 1 in
     Polo's core incast)."""
-    # The DCTCP paper's K (§4.1): 20 packets at 1 Gbps, 65 at 10 Gbps and above.
+    # The DCTCP paper's K: 20 packets at 1 Gbps, 65 at 10 Gbps and above.
     dctcp_frames = 20 if link_gbps < 10 else 65
     dctcp_k = dctcp_frames * FULL_FRAME_WIRE
     polo_k = 5 * FULL_FRAME_WIRE
@@ -61,7 +61,7 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
         ), "tab:red", False),
         Design("DCTCP", {"kind": "tcp", "cc": "dctcp"}, {"ecn": {"kind": "step", "threshold": f"{dctcp_k}B"}}, (
             "TCP with DCTCP (RFC 8257, g = 1/16), SACK, 1 ms min RTO, delayed ACKs (pl2's TCP defaults).",
-            f"Switch: step ECN marking at K = {dctcp_frames} full frames ({dctcp_k:,} B), the DCTCP paper's K (§4.1: "
+            f"Switch: step ECN marking at K = {dctcp_frames} full frames ({dctcp_k:,} B), the DCTCP paper's K ("
             "20 packets at 1 Gbps, 65 at 10 Gbps; at 100 Gbps 65 still satisfies its rule K > C·RTT/7 for a rack RTT "
             "< 60 µs, and matches `experiments/lossless`'s 100 KB).",
         ), "tab:green", False),
@@ -92,7 +92,7 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
         Design("RoCE+PFC", {"kind": "roce", "preset": "dcqcn_paper"}, {"ecn": dcqcn_ecn, "pfc": pfc}, (
             "RoCE (go-back-N) with DCQCN `preset = \"dcqcn_paper\"` (Zhu et al., SIGCOMM 2015: g = 1/256, T = 55 µs, "
             "B = 10 MB, R_AI 40 Mbps), data in the lossless class 3.",
-            "Switch: RED ECN at dequeue Kmin 5 KB, Kmax 200 KB, Pmax 1 % (DCQCN paper §5); PFC on priority 3 with "
+            "Switch: RED ECN at dequeue Kmin 5 KB, Kmax 200 KB, Pmax 1 % (the DCQCN paper's, as examples/roce-dcqcn-incast.toml); PFC on priority 3 with "
             "XOFF 100 KB per (ingress port, priority) and the default headroom (`experiments/lossless`).",
         ), "tab:pink", False),
         Design("SFC", {"kind": "roce", "preset": "sfc_seed"},

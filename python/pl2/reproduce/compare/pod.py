@@ -163,7 +163,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
 
     inc = {d: A("incast", "60-to-1", 0.0, d) for d in ds if A("incast", "60-to-1", 0.0, d)}
     nd = inc["NDP"]
-    ctx.claim("NDP (paper §6): trimming makes a large incast complete without timeouts (60-to-1, NDP timeouts)", "0",
+    ctx.claim("NDP (paper, incast evaluation): trimming makes a large incast complete without timeouts (60-to-1, NDP timeouts)", "0",
               str(nd["timeouts"]), nd["timeouts"] == 0)
     sf, ro = inc["SFC"], inc["RoCE+PFC"]
     ctx.claim("SFC (slides): fewer PFC pauses than DCQCN over PFC alone, without loss of throughput (60-to-1)",

@@ -225,12 +225,12 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
     big = ns[-1]
     a5 = {d: A("incast", "6000B", big, d) for d in ds}
     dq = a5["DCTCP"]["q"]
-    ctx.claim(f"DCTCP (paper §3): the queue stays near K = 100 KB (incast of {big} senders: max queue ≤ 2 K)", "≈ K",
+    ctx.claim(f"DCTCP (paper): the queue stays near K = 100 KB (incast of {big} senders: max queue ≤ 2 K)", "≈ K",
               f"{dq / 1000:.0f} KB", dq <= 2 * 100_230)
     wl0, top = next(iter(st["replay"])), st["loads"][-1]
     r = {d: A("replay", wl0, top, d) for d in ds}
     p99 = {d: (r[d]["p99"] if r[d]["p99"] is not None else math.inf) for d in ds}
-    ctx.claim(f"Homa (paper §5): lower tail latency than pHost and NDP for short messages ({wl0.upper()} at {top:.0%}, p99)",
+    ctx.claim(f"Homa (paper, evaluation): lower tail latency than pHost and NDP for short messages ({wl0.upper()} at {top:.0%}, p99)",
               "Homa < pHost, NDP", f"Homa {C.us(p99['Homa'])}, pHost {C.us(p99['pHost'])}, NDP {C.us(p99['NDP'])} µs",
               p99["Homa"] < p99["pHost"] and p99["Homa"] < p99["NDP"])
     po = a5["Polo"]
