@@ -1,6 +1,8 @@
 """`pl2 reproduce`: published evaluations reproduced beside their claims, in families: the
 PL2 paper's figures (`paper`), the Polo slides' evaluation against Homa, NDP and pHost
-(`polo`) and the reTCP slides' reconfigurable-network experiments (`retcp`). One module per figure (or experiment), each building its scenarios, running them
+(`polo`), slowdown by message size in the Homa paper's network (`receiver-driven`), the
+reTCP slides' reconfigurable-network experiments (`retcp`), and every design pl2 has on
+the same networks (`compare`, issue 26). One module per figure (or experiment), each building its scenarios, running them
 into a results store under the output directory (a re-run reuses finished runs), writing
 Parquet data and PNG/SVG figures, and returning a Markdown section that sets our numbers
 beside the published ones. `reproduce(names, out, quick, seeds, executor)` writes each
@@ -49,6 +51,10 @@ FIGURES: dict[str, str] = {
     "retcp-variants": "pl2.reproduce.retcp.variants",
     "retcp-dynamic": "pl2.reproduce.retcp.dynamic",
     "retcp-dynamic-retcp": "pl2.reproduce.retcp.dynamic_retcp",
+    "compare-rack": "pl2.reproduce.compare.rack",
+    "compare-microburst": "pl2.reproduce.compare.microburst",
+    "compare-core": "pl2.reproduce.compare.core",
+    "compare-pod": "pl2.reproduce.compare.pod",
 }
 
 
@@ -88,10 +94,17 @@ def _receiver_driven_preamble() -> list[str]:
     return preamble()
 
 
+def _compare_preamble() -> list[str]:
+    from pl2.reproduce.compare.designs import preamble
+
+    return preamble()
+
+
 #: What full mode means in each family, for the sections' stamps.
 FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
                              "receiver-driven": "the windows the section states",
-                             "retcp": "500 measured weeks after 50 warm-up weeks per run"}
+                             "retcp": "500 measured weeks after 50 warm-up weeks per run",
+                             "compare": "the settings each section states"}
 
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
@@ -100,10 +113,11 @@ FAMILIES: dict[str, Family] = {
     "receiver-driven": Family("receiver-driven", "Receiver-driven transports: slowdown by message size in the Homa paper's "
                               "network (`pl2 reproduce receiver-driven`)", _receiver_driven_preamble),
     "retcp": Family("retcp", "reTCP (NSDI 2020) reproduced: TCP over a reconfigurable datacenter network (`pl2 reproduce retcp`)", _retcp_preamble),
+    "compare": Family("compare", "Every design on the same network (`pl2 reproduce compare`)", _compare_preamble),
 }
 
 #: Figure name prefixes of the families other than `paper`.
-_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven", "retcp-": "retcp"}
+_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven", "retcp-": "retcp", "compare-": "compare"}
 
 
 def family(name: str) -> str:

@@ -1,0 +1,1 @@
+"""Every design on the same network (issue 26), one module per experiment; see `designs`."""

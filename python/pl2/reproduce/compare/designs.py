@@ -1,0 +1,194 @@
+"""The design registry of the `compare` family (issue 26): every transport pl2 has,
+each with its own recommended settings and the switch features it needs, so that one
+base scenario per experiment (network, workload, run) drives every design and only
+`[transport]` and the switch keys below change.
+
+A design is a `[transport]` table plus a dict merged into `[network.switch]`; each
+setting has a one-line rationale and its source. `apply(base, design)` builds the
+design's scenario dict from the experiment's base dict, and `diff(design)` lists the
+keys it changes, for the report. Settings scale with the link where the source says how
+(`for_link`): the ECN thresholds of DCTCP and Polo count full frames, DCQCN's and SFC's
+are the byte values their sources give at 100 Gbps.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+FULL_FRAME_WIRE = 1542
+
+
+@dataclass(frozen=True)
+class Design:
+    """One design: its `[transport]` table, the keys it merges into `[network.switch]`,
+    and per setting a (value, rationale and source) line for the report."""
+
+    name: str
+    transport: dict[str, Any]
+    switch: dict[str, Any] = field(default_factory=dict)
+    settings: tuple[str, ...] = ()
+    color: str = "k"
+    #: Whether it needs a single rack (PL2's ToR scheduler, `transport/pl2/install.rs`).
+    rack_only: bool = False
+
+
+def designs(link_gbps: float = 100.0) -> dict[str, Design]:
+    """Every design at a link rate of `link_gbps` (100 in the rack and the pod, 1 in
+    Polo's core incast)."""
+    # The DCTCP paper's K: 20 packets at 1 Gbps, 65 at 10 Gbps and above.
+    dctcp_frames = 20 if link_gbps < 10 else 65
+    dctcp_k = dctcp_frames * FULL_FRAME_WIRE
+    polo_k = 5 * FULL_FRAME_WIRE
+    pfc = {"priorities": [3], "xoff": {"bytes": "100KB"}}
+    dcqcn_ecn = {"kind": "red", "min": "5KB", "max": "200KB", "p_max": 0.01, "at_dequeue": True}
+    out = [
+        Design("PL2", {"kind": "pl2", "k": 4, "t": 15}, {}, (
+            "K = 4 packets per burst, t = 15 (PL2 §6.1, the testbed's setting); Algorithm 1 as written (decrement at "
+            "ingress, T = 128 unsolicited rule, low-load optimisation on): pl2's defaults, `docs/model.md` \"Which PL2 "
+            "to run\".",
+            "Switch: none beyond the ToR's PL2 program (installed by the transport; single rack only).",
+        ), "tab:blue", True),
+        Design("PL2 deq+imp", {"kind": "pl2", "k": 4, "t": 15, "decrement_at": "dequeue", "improved": True}, {}, (
+            "PL2 with the two changes that close Algorithm 1's overflow holes (`decrement_at = \"dequeue\"`, "
+            "`improved = true`; `docs/model.md` \"Which PL2 to run\", results/paper Fig. 7–9).",
+        ), "tab:cyan", True),
+        Design("RDS", {"kind": "rds", "rtt_bytes": "61KiB", "grant_packets": 4, "receiver_timeout": "1ms", "sender_timeout": "1ms"}, {}, (
+            "RTTbytes 61 KiB unscheduled, grants of 4 packets, 1 ms receiver and sender timeouts: the PL2 paper's "
+            "RDS baseline (§2, Fig. 1), as `reproduce/fig1.py` runs it.",
+        ), "tab:red", False),
+        Design("DCTCP", {"kind": "tcp", "cc": "dctcp"}, {"ecn": {"kind": "step", "threshold": f"{dctcp_k}B"}}, (
+            "TCP with DCTCP (RFC 8257, g = 1/16), SACK, 1 ms min RTO, delayed ACKs (pl2's TCP defaults).",
+            f"Switch: step ECN marking at K = {dctcp_frames} full frames ({dctcp_k:,} B), the DCTCP paper's K ("
+            "20 packets at 1 Gbps, 65 at 10 Gbps; at 100 Gbps 65 still satisfies its rule K > C·RTT/7 for a rack RTT "
+            "< 60 µs, and matches `experiments/lossless`'s 100 KB).",
+        ), "tab:green", False),
+        Design("Cubic", {"kind": "tcp", "cc": "cubic"}, {}, (
+            "TCP Cubic (RFC 9438), SACK, 1 ms min RTO: pl2's TCP defaults, as in `reproduce/fig8.py`/`fig9.py`. For "
+            "context only: no switch support.",
+        ), "tab:olive", False),
+        Design("Homa", {"kind": "homa"}, {}, (
+            "Homa `preset = \"reference\"` (HomaSimulation's `homaTransportConfig.ini`): 8 priority levels split by "
+            "the workload, overcommitment = scheduled levels, RTTbytes = the network's base round trip × link rate "
+            "(derived), packet spraying, 10 ms RESEND timeout.",
+        ), "tab:purple", False),
+        Design("NDP", {"kind": "ndp"}, {"queue": {"kind": "trimming", "data_limit": {"frames": 8}}}, (
+            "NDP pl2 defaults (htsim): initial window 23 packets, PULL pacing at 0.99 of the link, control at "
+            "priority 7, 5 ms RTO floor, spraying.",
+            "Switch: every port a trimming queue with 8-frame data FIFOs (the NDP paper's 8-packet queues, §3; "
+            "htsim `-q 8`), header FIFO twice that in bytes (htsim's default).",
+        ), "tab:brown", False),
+        Design("pHost", {"kind": "phost"}, {}, (
+            "pHost `preset = \"yaps\"` (the reference simulator YAPS): flows of ≤ 8 packets sent whole, SRPT tokens, "
+            "8-token window, packet spraying, control at priority 7.",
+        ), "tab:orange", False),
+        Design("Polo", {"kind": "polo"}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
+            "Polo pl2 defaults (`docs/model.md` \"Polo\", the Polo slides).",
+            f"Switch: step ECN marking at 5 full frames ({polo_k:,} B) on Polo's ECN-capable data, the slides' "
+            "threshold (given at 1 Gbps; kept in frames at 100 Gbps).",
+        ), "tab:gray", False),
+        Design("RoCE+PFC", {"kind": "roce", "preset": "dcqcn_paper"}, {"ecn": dcqcn_ecn, "pfc": pfc}, (
+            "RoCE (go-back-N) with DCQCN `preset = \"dcqcn_paper\"` (Zhu et al., SIGCOMM 2015: g = 1/256, T = 55 µs, "
+            "B = 10 MB, R_AI 40 Mbps), data in the lossless class 3.",
+            "Switch: RED ECN at dequeue Kmin 5 KB, Kmax 200 KB, Pmax 1 % (the DCQCN paper's, as examples/roce-dcqcn-incast.toml); PFC on priority 3 with "
+            "XOFF 100 KB per (ingress port, priority) and the default headroom (`experiments/lossless`).",
+        ), "tab:pink", False),
+        Design("SFC", {"kind": "roce", "preset": "sfc_seed"},
+               {"ecn": {"kind": "step", "threshold": "50KB", "at_dequeue": True}, "pfc": pfc,
+                "sfc": {"trigger": "100KB", "target": "50KB", "suppression": "6us"}}, (
+            "RoCE with DCQCN `preset = \"sfc_seed\"` (the SFC slides' backup slide) and Source Flow Control "
+            "(802.1Qdw): signal at 100 KB of egress queue, pause to drain to 50 KB, 6 µs suppression per flow "
+            "(the slides' values, `examples/sfc-incast.toml`).",
+            "Switch: step ECN at 50 KB at dequeue (the slides), PFC on priority 3 as RoCE+PFC (SFC runs inside a "
+            "lossless class; PFC is its backstop).",
+        ), "k", False),
+        # Diagnostic (not in ORDER): NDP with the paper's return-to-sender for headers the
+        # header FIFO cannot hold (§3.2), where htsim's default (and pl2's) drops them.
+        Design("NDP return-to-sender", {"kind": "ndp"},
+               {"queue": {"kind": "trimming", "data_limit": {"frames": 8}, "header_overflow": "return_to_sender"}}, (
+            "NDP as above with `header_overflow = \"return_to_sender\"` (NDP paper §3.2): a header the header "
+            "FIFO cannot hold goes back to its source once instead of being dropped.",
+        ), "tab:brown", False),
+    ]
+    return {d.name: d for d in out}
+
+
+#: The order designs appear in tables and plots.
+ORDER = ["PL2", "PL2 deq+imp", "RDS", "DCTCP", "Cubic", "Homa", "NDP", "pHost", "Polo", "RoCE+PFC", "SFC"]
+
+
+def _merge(a: dict[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(a)
+    for k, v in b.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def apply(base: Mapping[str, Any], d: Design, name: str | None = None) -> dict[str, Any]:
+    """The design's scenario dict: the experiment's `base` with `[transport]` set to the
+    design's and its switch keys merged into `[network.switch]`. Nothing else changes."""
+    out = copy.deepcopy(dict(base))
+    out["transport"] = copy.deepcopy(d.transport)
+    if d.switch:
+        net = out.setdefault("network", {})
+        net["switch"] = _merge(net.get("switch") or {}, d.switch)
+    if name is not None:
+        out["name"] = name
+    return out
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if isinstance(v, Mapping):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+
+
+def diff(d: Design) -> str:
+    """The design's change to the base scenario: its `[transport]` table and the
+    `[network.switch]` keys it sets, as one line of TOML-like text."""
+    out = "[transport] " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in d.transport.items())
+    if d.switch:
+        out += "; [network.switch] " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in d.switch.items())
+    return out
+
+
+def settings_table(names: list[str], link_gbps: float = 100.0) -> str:
+    """The Markdown table of the designs' settings: the scenario diff and the sources."""
+    from pl2.reproduce.common import table
+
+    reg = designs(link_gbps)
+    return table(["design", "change to the base scenario", "settings, rationale and source"],
+                 [[n, f"`{diff(reg[n])}`", " ".join(reg[n].settings)] for n in names])
+
+
+def preamble() -> list[str]:
+    """The family index's lines: what is compared, and every design's settings."""
+    reg = designs()
+    return [
+        "- Issue 26: every transport pl2 has, each with its own recommended settings, on the same switches, links and "
+        "workloads. Each experiment has ONE base scenario (network, workload, run; printed in its section); a design "
+        "only replaces `[transport]` and merges the switch features it needs into `[network.switch]` "
+        "(`pl2/reproduce/compare/designs.py`). Nothing is tuned to any paper.",
+        "- PL2 is shown twice: Algorithm 1 as written (K = 4, t = 15, pl2's faithful default) and with decrement at "
+        "dequeue + improved unsolicited admission (`PL2 deq+imp`), the variant `docs/model.md` recommends for the "
+        "behaviour the paper reports. Cubic is there for context (no switch support).",
+        "- Diagnostic rows are labelled as such and are not designs of the comparison: the rack's one-sender run "
+        "without the testbed's send path, NDP with return-to-sender in the pod's incast, and PL2's one-rack stand-ins "
+        "for Polo's core network (where PL2 cannot run).",
+        "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
+        "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "
+        "diagnostic run that changes the one setting it blames.",
+        "- Designs at 100 Gbps (the rack, the microburst, the pod; Polo's core incast states its 1 Gbps changes):",
+        *[f"  - **{n}**: `{diff(reg[n])}`. {' '.join(reg[n].settings)}" for n in ORDER],
+    ]
