@@ -442,9 +442,9 @@ def compare(
 @app.command()
 @_exit_codes
 def reproduce(
-    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures (space- or comma-separated): the PL2 paper's fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t; the Polo evaluation's polo-core, polo-edge, polo-queue, polo-ablation, polo-leafspine, polo-large-incast; a family (paper, polo), a pattern (polo-*), or all", show_default=False)],
+    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures (space- or comma-separated): the PL2 paper's fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t; the Polo evaluation's polo-core, polo-edge, polo-queue, polo-ablation, polo-leafspine, polo-large-incast; the SFC slides' sfc-benefit, sfc-fairness; a family (paper, polo, sfc), a pattern (polo-*), or all", show_default=False)],
     quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
-    out: Annotated[str, typer.Option("--out", "-o", help="output directory: one folder per family (paper/, polo/) with its report.md, data and figures, the index report.md and the results store; new, empty, or an earlier reproduction (added to)")] = "out/reproduce",
+    out: Annotated[str, typer.Option("--out", "-o", help="output directory: one folder per family (paper/, polo/, sfc/) with its report.md, data and figures, the index report.md and the results store; new, empty, or an earlier reproduction (added to)")] = "out/reproduce",
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
     workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU; 1 runs in this process); with --ray, CPUs of the local Ray")] = None,
     ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
@@ -452,9 +452,9 @@ def reproduce(
     force: Annotated[bool, typer.Option("--force", help=_FORCE_HELP)] = False,
 ) -> None:
     """Reproduce published evaluations beside their claims (the PL2 paper's figures, the
-    Polo slides' experiments): writes Parquet data, PNG and SVG figures and a report.md
-    per family (stamped with the code version, wall time and seeds) into --out/paper and
-    --out/polo, and an index --out/report.md. Figures that need applications not built yet are listed in the
+    Polo slides' experiments, the SFC slides' simulations): writes Parquet data, PNG and SVG
+    figures and a report.md per family (stamped with the code version, wall time and seeds)
+    into --out/paper, --out/polo and --out/sfc, and an index --out/report.md. Figures that need applications not built yet are listed in the
     report as not yet reproducible. Each figure's runs run in parallel (local worker
     processes, or Ray with --ray); this process alone writes the results store, as each
     run finishes. Re-running reuses finished runs from the store."""

@@ -21,15 +21,18 @@ def test_resolve_expands_all_and_lists() -> None:
     assert rep.resolve(["fig10,fig1", "fig10"]) == ["fig10", "fig1"]
     paper = ["fig1", "fig3_4", "fig5_6", "fig7", "fig8", "fig9", "fig10", "k_t"]
     polo = ["polo-core", "polo-edge", "polo-queue", "polo-ablation", "polo-leafspine", "polo-large-incast"]
-    assert list(rep.FIGURES) == paper + polo
+    sfc = ["sfc-benefit", "sfc-fairness"]
+    assert list(rep.FIGURES) == paper + polo + sfc
     assert rep.resolve(["paper"]) == paper
     assert rep.resolve(["polo"]) == rep.resolve(["polo-*"]) == polo
+    assert rep.resolve(["sfc"]) == rep.resolve(["sfc-*"]) == sfc
     assert {rep.family(n) for n in paper} == {"paper"} and {rep.family(n) for n in polo} == {"polo"}
+    assert {rep.family(n) for n in sfc} == {"sfc"}
     assert rep.NOT_YET == {}
 
 
 def test_resolve_unknown_names_the_known_ones() -> None:
-    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
+    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, sfc, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
         rep.resolve(["fig99"])
 
 

@@ -42,6 +42,8 @@ FIGURES: dict[str, str] = {
     "polo-ablation": "pl2.reproduce.polo.ablation",
     "polo-leafspine": "pl2.reproduce.polo.leafspine",
     "polo-large-incast": "pl2.reproduce.polo.large_incast",
+    "sfc-benefit": "pl2.reproduce.sfc.benefit",
+    "sfc-fairness": "pl2.reproduce.sfc.fairness",
 }
 
 
@@ -63,6 +65,12 @@ def _paper_preamble() -> list[str]:
     ]
 
 
+def _sfc_preamble() -> list[str]:
+    from pl2.reproduce.sfc.common import preamble
+
+    return preamble()
+
+
 def _polo_preamble() -> list[str]:
     from pl2.reproduce.polo.common import preamble
 
@@ -70,18 +78,24 @@ def _polo_preamble() -> list[str]:
 
 
 #: What full mode means in each family, for the sections' stamps.
-FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states"}
+FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
+                             "sfc": "the settings each section states"}
 
 #: The families, in the order of the index.
 FAMILIES: dict[str, Family] = {
     "paper": Family("paper", "PL2 paper reproduction (`pl2 reproduce`)", _paper_preamble),
     "polo": Family("polo", "Polo evaluation reproduced: Polo against Homa, NDP and pHost (`pl2 reproduce polo`)", _polo_preamble),
+    "sfc": Family("sfc", "Source Flow Control (IEEE 802.1Qdw) slides reproduced: SFC against PFC under DCQCN (`pl2 reproduce sfc`)",
+                  _sfc_preamble),
 }
 
 
 def family(name: str) -> str:
-    """The family a figure belongs to: `polo` for `polo-*`, else `paper`."""
-    return "polo" if name.startswith("polo-") else "paper"
+    """The family a figure belongs to: `polo` for `polo-*`, `sfc` for `sfc-*`, else `paper`."""
+    for fam in ("polo", "sfc"):
+        if name.startswith(fam + "-"):
+            return fam
+    return "paper"
 
 #: Figures of the paper that need applications pl2 does not have yet: name -> reason.
 NOT_YET: dict[str, str] = {}
