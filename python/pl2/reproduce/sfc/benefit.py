@@ -28,7 +28,7 @@ def settings(quick: bool) -> dict[str, Any]:
     arrive in [warmup, stop), then up to `drain` more for the last of them to finish."""
     if quick:
         return {"fan_in": 30, "warmup": 100, "stop": 400, "drain": 2000}
-    return {"fan_in": 120, "warmup": 1000, "stop": 5000, "drain": 5000}
+    return {"fan_in": 120, "warmup": 500, "stop": 2000, "drain": 4000}
 
 
 def incast_gap_us(fan_in: int) -> float:
