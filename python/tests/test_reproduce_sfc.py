@@ -81,6 +81,10 @@ def test_sfc_family_quick(tmp_path: Path) -> None:
         assert r["bg < 10 KB unfinished"] == 0 and r["bg 10 KB – 1 MB unfinished"] == 0, r
         assert r["incasts unfinished"] == 0
         assert sum(r[f"bg {lab} n"] for lab, _, _ in benefit.BUCKETS) + r["incast msgs"] <= r["messages"]
+    # Frame conservation: every frame created was delivered, consumed (control frames a
+    # switch or NIC acts on), dropped, or is still on its way when the run stops.
+    for r in b.iter_rows(named=True):
+        assert r["packets_created"] == r["packets_delivered"] + r["packets_consumed"] + r["packets_dropped"] + r["packets_in_flight"], r
     # SFC signals only where SFC runs; the proxy converts every signal it sees at a ToR.
     assert (b.filter(pl.col("design").str.starts_with("SFC"))["sfc signals"] > 0).all()
     assert (b.filter(~pl.col("design").str.starts_with("SFC"))["sfc signals"] == 0).all()

@@ -28,7 +28,7 @@ def settings(quick: bool) -> dict[str, Any]:
     arrive in [warmup, stop), then up to `drain` more for the last of them to finish."""
     if quick:
         return {"fan_in": 30, "warmup": 100, "stop": 400, "drain": 2000}
-    return {"fan_in": 120, "warmup": 500, "stop": 2000, "drain": 4000}
+    return {"fan_in": 120, "warmup": 300, "stop": 1500, "drain": 4000}
 
 
 def incast_gap_us(fan_in: int) -> float:
@@ -119,6 +119,9 @@ def rows(ctx: Context, js: list[Job]) -> list[dict[str, Any]]:
         r["sfc proxied"] = int(sfc.get("signals_proxied", 0))
         roce = summ.get("roce") or {}
         r["retransmissions"] = int(roce.get("retransmissions", 0))
+        c = summ["counters"]
+        for k in ("packets_created", "packets_delivered", "packets_consumed", "packets_dropped", "packets_in_flight", "hops", "events"):
+            r[k] = int(c[k])
         r["messages"] = int(summ["messages"]["count"])
         r["finished"] = int(summ["messages"]["finished"])
         out.append(r)
@@ -290,4 +293,10 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
     ]
     if quick:
         md.insert(0, f"*Quick mode: {fan}-to-1 incasts and {s['stop'] / 1000:g} ms of arrivals; not the committed numbers.*\n")
+    else:
+        md.insert(0, f"*Size: {(s['stop'] - s['warmup']) / 1000:g} ms of measured arrivals, one seed — what this 2-core machine, "
+                  "shared with two other jobs (load average ≈ 11), ran in the time there was. The counts (n) in the table are "
+                  "what the percentiles rest on: every measured incast completed, the short-message percentiles rest on "
+                  "hundreds of thousands of messages, the > 1 MB bucket on a few hundred, so its p99 is the coarsest number "
+                  "here. A longer run is `settings()` in `python/pl2/reproduce/sfc/benefit.py`.*\n")
     return "\n".join(md)
