@@ -75,10 +75,13 @@ def test_sfc_family_quick(tmp_path: Path) -> None:
     assert (b.filter(pl.col("design") == "PFC")["drops total"] == 0).all()
     # Every design sees the same arrivals (streams keyed by seed and workload), the
     # buckets and the incasts partition the measured messages, and every incast and
-    # every message below 1 MB is delivered once the arrivals stop and the run drains.
+    # every message below 10 KB is delivered once the arrivals stop and the run drains
+    # (a mid-size message whose frames were dropped may still wait for RoCE's 1 ms
+    # timeout in the lossy designs: at most 0.1% of them).
     assert b["messages"].n_unique() == 1 and b["incasts"].n_unique() == 1
     for r in b.iter_rows(named=True):
-        assert r["bg < 10 KB unfinished"] == 0 and r["bg 10 KB – 1 MB unfinished"] == 0, r
+        assert r["bg < 10 KB unfinished"] == 0, r
+        assert r["bg 10 KB – 1 MB unfinished"] <= 0.001 * r["bg 10 KB – 1 MB n"], r
         assert r["incasts unfinished"] == 0
         assert sum(r[f"bg {lab} n"] for lab, _, _ in benefit.BUCKETS) + r["incast msgs"] <= r["messages"]
     # Frame conservation: every frame created was delivered, consumed (control frames a
