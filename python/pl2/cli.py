@@ -467,9 +467,9 @@ def compare(
 @app.command()
 @_exit_codes
 def reproduce(
-    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures (space- or comma-separated): the PL2 paper's fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t; the Polo evaluation's polo-core, polo-edge, polo-queue, polo-ablation, polo-leafspine, polo-large-incast; the receiver-driven transports' homa-slowdown; the reTCP slides' retcp-static, retcp-variants, retcp-dynamic, retcp-dynamic-retcp; every design on the same network: compare-rack, compare-microburst, compare-core, compare-pod; a family (paper, polo, receiver-driven, retcp, compare), a pattern (polo-*), or all", show_default=False)],
+    figures: Annotated[list[str], typer.Argument(metavar="LIST|all", help="figures (space- or comma-separated): the PL2 paper's fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t; the Polo evaluation's polo-core, polo-edge, polo-queue, polo-ablation, polo-leafspine, polo-large-incast; the receiver-driven transports' homa-slowdown; the reTCP slides' retcp-static, retcp-variants, retcp-dynamic, retcp-dynamic-retcp; the SFC slides' sfc-benefit, sfc-fairness; every design on the same network: compare-rack, compare-microburst, compare-core, compare-pod; a family (paper, polo, receiver-driven, retcp, sfc, compare), a pattern (polo-*), or all", show_default=False)],
     quick: Annotated[bool, typer.Option("--quick", help="short windows, 1 seed, fewer points (the whole set in minutes)")] = False,
-    out: Annotated[str, typer.Option("--out", "-o", help="output directory: one folder per family (paper/, polo/, receiver-driven/, retcp/, compare/) with its report.md, data and figures, the index report.md and the results store; new, empty, or an earlier reproduction (added to)")] = "out/reproduce",
+    out: Annotated[str, typer.Option("--out", "-o", help="output directory: one folder per family (paper/, polo/, receiver-driven/, retcp/, sfc/, compare/) with its report.md, data and figures, the index report.md and the results store; new, empty, or an earlier reproduction (added to)")] = "out/reproduce",
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="seeds per point (default 5, or 1 with --quick)")] = None,
     workers: Annotated[Optional[int], typer.Option(help="worker processes (default: one per CPU; 1 runs in this process); with --ray, CPUs of the local Ray")] = None,
     ray: Annotated[bool, typer.Option("--ray", help="run on Ray: a local Ray started here, or the cluster at --ray-address")] = False,
@@ -479,7 +479,7 @@ def reproduce(
 ) -> None:
     """Reproduce published evaluations beside their claims (the PL2 paper's figures, the
     Polo slides' experiments, slowdown by message size in the Homa paper's network, the reTCP
-    slides' experiments, every design on the same networks): writes
+    slides' experiments, the SFC slides' simulations, every design on the same networks): writes
     Parquet data, PNG and SVG figures and a report.md per family (stamped with the code
     version, wall time and seeds) into --out/<family>,
     and an index --out/report.md; each family's report opens with a scorecard of the

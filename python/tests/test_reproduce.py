@@ -23,7 +23,9 @@ def test_resolve_expands_all_and_lists() -> None:
     polo = ["polo-core", "polo-edge", "polo-queue", "polo-ablation", "polo-leafspine", "polo-large-incast"]
     retcp = ["retcp-static", "retcp-variants", "retcp-dynamic", "retcp-dynamic-retcp"]
     compare = ["compare-rack", "compare-microburst", "compare-core", "compare-pod"]
-    assert list(rep.FIGURES) == paper + polo + ["homa-slowdown"] + retcp + compare
+    sfc = ["sfc-benefit", "sfc-fairness"]
+    assert list(rep.FIGURES) == paper + polo + ["homa-slowdown"] + retcp + sfc + compare
+    assert rep.resolve(["sfc"]) == rep.resolve(["sfc-*"]) == sfc and {rep.family(n) for n in sfc} == {"sfc"}
     assert rep.resolve(["compare"]) == rep.resolve(["compare-*"]) == compare
     assert {rep.family(n) for n in compare} == {"compare"}
     assert rep.resolve(["receiver-driven"]) == ["homa-slowdown"] and rep.family("homa-slowdown") == "receiver-driven"
@@ -36,7 +38,7 @@ def test_resolve_expands_all_and_lists() -> None:
 
 
 def test_resolve_unknown_names_the_known_ones() -> None:
-    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, receiver-driven, retcp, compare, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
+    with pytest.raises(rep.UnknownFigure, match="unknown figure 'fig99'; known: all, paper, polo, receiver-driven, retcp, sfc, compare, fig1, fig3_4, fig5_6, fig7, fig8, fig9, fig10, k_t, polo-core"):
         rep.resolve(["fig99"])
 
 

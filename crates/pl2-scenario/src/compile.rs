@@ -11,7 +11,7 @@ use pl2_sim::rng::SimRng;
 use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source};
 use pl2_sim::units::{BitsPerSec, SimTime};
 use pl2_sim::workload::{
-    all_to_all, incast, outcast, permutation, AppSpec, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
+    all_to_all, incast, outcast, permutation, poisson_incasts, AppSpec, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
     PoissonParams, PoissonSource, PsShuffleSpec, RpcSpec, SizeCdf, WorkloadError,
 };
 use std::path::Path;
@@ -151,6 +151,24 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 let pairs = incast(&s, *receiver, n).map_err(|e| werr(&at("receiver"), e))?;
                 check_size(size.0, &at("size"))?;
                 sources.push(one_shot(pairs, size.0, *count, SimTime(start.0), interval.0, prio(*priority)?));
+            }
+            WorkloadConfig::PoissonIncast { hosts: hs, fan_in, size, load, start, stop, priority } => {
+                let set = hosts(hs, "hosts")?;
+                check_size(size.0, &at("size"))?;
+                if !(load.is_finite() && *load > 0.0 && *load <= 1.0) {
+                    return Err(ScenarioError::field(&at("load"), load, "a fraction of the hosts' summed link rate in (0, 1]", "e.g. 0.08"));
+                }
+                let capacity_bps: f64 = set.iter().map(|&h| host_rate(h).0 as f64).sum();
+                let mean_gap_ps = *fan_in as f64 * size.0 as f64 * 8.0 / (load * capacity_bps) * 1e12;
+                let stop = stop.map(|s| s.0).unwrap_or(end.0);
+                let mut rng = SimRng::stream(sc.seed, &format!("workload{i}/poisson_incast"));
+                let events = poisson_incasts(&set, *fan_in, mean_gap_ps, start.0, stop, &mut rng).map_err(|e| werr(&at("fan_in"), e))?;
+                let p = prio(*priority)?;
+                let msgs = events
+                    .iter()
+                    .flat_map(|e| e.senders.iter().map(move |&s| MessageSpec { time: SimTime(e.time_ps), src: s, dst: e.receiver, size: size.0, thread: u16::MAX, priority: p }))
+                    .collect();
+                sources.push(Source::List { msgs, next: 0, transport, workload });
             }
             WorkloadConfig::Outcast { sender, receivers, size, count, interval, start, priority } => {
                 check_count(*count, &at("count"))?;

@@ -152,6 +152,25 @@ pub enum WorkloadConfig {
         #[serde(default)]
         priority: u8,
     },
+    /// Recurring incasts at Poisson times (HPCC's and the SFC slides' incast traffic):
+    /// each picks a receiver uniformly from `hosts` and `fan_in` distinct senders
+    /// uniformly from the others; each sender sends one message of `size`. The incasts'
+    /// payload offers `load` × the summed link rates of `hosts`: one incast every
+    /// `fan_in × size × 8 / (load × Σ rates)` on average. From `start` until `stop`
+    /// (default: the run's duration).
+    PoissonIncast {
+        #[serde(default = "all")]
+        hosts: HostSet,
+        fan_in: u32,
+        size: Bytes,
+        load: f64,
+        #[serde(default)]
+        start: Duration,
+        #[serde(default)]
+        stop: Option<Duration>,
+        #[serde(default)]
+        priority: u8,
+    },
     /// `sender` sends `count` messages of `size` to every host of `receivers`.
     Outcast {
         sender: u32,

@@ -701,6 +701,26 @@ pub enum TopologyConfig {
     /// A k-ary 3-tier fat tree (k³/4 hosts, k pods of k/2 edge and k/2 aggregation
     /// switches, (k/2)² core switches), all links alike.
     FatTree { k: u32 },
+    /// A 3-tier Clos of `pods` pods, each of `tors_per_pod` ToRs and `aggs_per_pod`
+    /// aggregation switches, over `cores` core switches. Each ToR has `hosts_per_tor`
+    /// hosts on `[network.link]` and one `tor_uplink` to every aggregation switch of its
+    /// pod; every aggregation switch has one `agg_uplink` to every core. The SFC slides'
+    /// network is `pods = 5, tors_per_pod = 4,
+    /// aggs_per_pod = 4, cores = 16, hosts_per_tor = 16` with 400G uplinks (320 hosts, 56
+    /// switches of radix 20).
+    ThreeTier {
+        pods: u32,
+        tors_per_pod: u32,
+        aggs_per_pod: u32,
+        cores: u32,
+        hosts_per_tor: u32,
+        /// ToR–aggregation links. Default: `[network.link]`.
+        #[serde(default)]
+        tor_uplink: Option<LinkConfig>,
+        /// Aggregation–core links. Default: `tor_uplink`.
+        #[serde(default)]
+        agg_uplink: Option<LinkConfig>,
+    },
     /// Any graph: `switches` switches, `hosts` hosts, and links between named nodes
     /// `"h3"` / `"s0"`, each with optional rate and delay (defaults from `[link]`).
     Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },

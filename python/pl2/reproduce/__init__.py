@@ -1,8 +1,8 @@
 """`pl2 reproduce`: published evaluations reproduced beside their claims, in families: the
 PL2 paper's figures (`paper`), the Polo slides' evaluation against Homa, NDP and pHost
 (`polo`), slowdown by message size in the Homa paper's network (`receiver-driven`), the
-reTCP slides' reconfigurable-network experiments (`retcp`), and every design pl2 has on
-the same networks (`compare`, issue 26). One module per figure (or experiment), each building its scenarios, running them
+reTCP slides' reconfigurable-network experiments (`retcp`), the SFC slides' simulations
+(`sfc`), and every design pl2 has on the same networks (`compare`, issue 26). One module per figure (or experiment), each building its scenarios, running them
 into a results store under the output directory (a re-run reuses finished runs), writing
 Parquet data and PNG/SVG figures, and returning a Markdown section that sets our numbers
 beside the published ones. `reproduce(names, out, quick, seeds, executor)` writes each
@@ -51,6 +51,8 @@ FIGURES: dict[str, str] = {
     "retcp-variants": "pl2.reproduce.retcp.variants",
     "retcp-dynamic": "pl2.reproduce.retcp.dynamic",
     "retcp-dynamic-retcp": "pl2.reproduce.retcp.dynamic_retcp",
+    "sfc-benefit": "pl2.reproduce.sfc.benefit",
+    "sfc-fairness": "pl2.reproduce.sfc.fairness",
     "compare-rack": "pl2.reproduce.compare.rack",
     "compare-microburst": "pl2.reproduce.compare.microburst",
     "compare-core": "pl2.reproduce.compare.core",
@@ -82,6 +84,12 @@ def _retcp_preamble() -> list[str]:
     return preamble()
 
 
+def _sfc_preamble() -> list[str]:
+    from pl2.reproduce.sfc.common import preamble
+
+    return preamble()
+
+
 def _polo_preamble() -> list[str]:
     from pl2.reproduce.polo.common import preamble
 
@@ -104,6 +112,7 @@ def _compare_preamble() -> list[str]:
 FULL_MODE: dict[str, str] = {"paper": "≥ 10 ms of steady state per run", "polo": "the settings each section states",
                              "receiver-driven": "the windows the section states",
                              "retcp": "500 measured weeks after 50 warm-up weeks per run",
+                             "sfc": "the settings each section states",
                              "compare": "the settings each section states"}
 
 #: The families, in the order of the index.
@@ -113,11 +122,13 @@ FAMILIES: dict[str, Family] = {
     "receiver-driven": Family("receiver-driven", "Receiver-driven transports: slowdown by message size in the Homa paper's "
                               "network (`pl2 reproduce receiver-driven`)", _receiver_driven_preamble),
     "retcp": Family("retcp", "reTCP (NSDI 2020) reproduced: TCP over a reconfigurable datacenter network (`pl2 reproduce retcp`)", _retcp_preamble),
+    "sfc": Family("sfc", "Source Flow Control (IEEE 802.1Qdw) slides reproduced: SFC against PFC under DCQCN (`pl2 reproduce sfc`)",
+                  _sfc_preamble),
     "compare": Family("compare", "Every design on the same network (`pl2 reproduce compare`)", _compare_preamble),
 }
 
 #: Figure name prefixes of the families other than `paper`.
-_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven", "retcp-": "retcp", "compare-": "compare"}
+_PREFIX: dict[str, str] = {"polo-": "polo", "homa-": "receiver-driven", "retcp-": "retcp", "sfc-": "sfc", "compare-": "compare"}
 
 
 def family(name: str) -> str:

@@ -4,7 +4,7 @@
 //! fields, every link touching it), `"h5"` (that host's link), `"s0-h5"` (one link).
 //! Later overrides win.
 
-use crate::config::{EcnConfig, QueueDiscipline, SwitchConfig};
+use crate::config::{EcnConfig, QueueDiscipline, SfcConfig, SwitchConfig};
 use crate::dist::{deserialize_opt_delay, DelayDist};
 use crate::net::topology::{Graph, LinkSpec};
 use crate::units::{BitsPerSec, Bytes, Duration};
@@ -34,10 +34,26 @@ pub struct Override {
     pub cut_through: Option<bool>,
     /// Switch output-port queue discipline (e.g. trimming at the ToRs only).
     pub queue: Option<QueueDiscipline>,
+    /// Source Flow Control on the selected switches: `false` turns it off, `true` turns
+    /// on `[network.switch].sfc` (its defaults if that has none), a table such as
+    /// `{ trigger = "200KB", proxy = true }` sets their own (e.g. SFC at the ToRs only,
+    /// or other thresholds in the core).
+    #[serde(default)]
+    pub sfc: Option<SfcOverride>,
     /// Link rate.
     pub rate: Option<BitsPerSec>,
     /// Link propagation delay.
     pub delay: Option<Duration>,
+}
+
+/// An override's `sfc`: on, off, or its own settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum SfcOverride {
+    /// `true`: `[network.switch].sfc` (or SFC's defaults); `false`: no SFC.
+    Enabled(bool),
+    /// These settings.
+    Config(SfcConfig),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -139,6 +155,12 @@ pub fn apply(overrides: &[Override], base: &SwitchConfig, g: &mut Graph) -> Resu
             if let Some(q) = &o.queue {
                 c.queue = q.clone();
             }
+            match &o.sfc {
+                None => {}
+                Some(SfcOverride::Enabled(false)) => c.sfc = None,
+                Some(SfcOverride::Enabled(true)) => c.sfc = Some(base.sfc.clone().unwrap_or_default()),
+                Some(SfcOverride::Config(x)) => c.sfc = Some(x.clone()),
+            }
         }
         for l in g.links.iter_mut().filter(|l| matches_link(&sel, l)) {
             if let Some(r) = o.rate {
@@ -150,4 +172,48 @@ pub fn apply(overrides: &[Override], base: &SwitchConfig, g: &mut Graph) -> Resu
         }
     }
     Ok(cfg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{LinkConfig, TopologyConfig};
+
+    /// SFC at the ToRs only (off at the aggregation and core switches), and the ToRs of
+    /// pod 0 with their own trigger: every other switch keeps the base settings.
+    #[test]
+    fn sfc_is_switched_per_switch() {
+        let mut g = Graph::build(&TopologyConfig::FatTree { k: 4 }, &LinkConfig::default()).unwrap();
+        let base = SwitchConfig { sfc: Some(SfcConfig::default()), ..SwitchConfig::default() };
+        let parse = |select: &str, sfc: SfcOverride| Override {
+            select: select.into(),
+            buffer: None,
+            dynamic_thresholds: None,
+            alpha: None,
+            port_limit: None,
+            ecn: None,
+            latency: None,
+            cut_through: None,
+            queue: None,
+            sfc: Some(sfc),
+            rate: None,
+            delay: None,
+        };
+        let own = SfcConfig { trigger: Bytes(200_000), proxy: true, ..SfcConfig::default() };
+        let ovs = vec![
+            parse("tier:agg", SfcOverride::Enabled(false)),
+            parse("tier:core", SfcOverride::Enabled(false)),
+            parse("s0", SfcOverride::Config(own.clone())),
+        ];
+        let cfg = apply(&ovs, &base, &mut g).unwrap();
+        assert_eq!(cfg[0].sfc.as_ref(), Some(&own));
+        for s in 1..8 {
+            assert_eq!(cfg[s].sfc.as_ref(), Some(&SfcConfig::default()), "ToR s{s}");
+        }
+        assert!(cfg[8..].iter().all(|c| c.sfc.is_none()));
+        // `true` turns on the base settings, or SFC's defaults without any.
+        let on = apply(&[parse("s9", SfcOverride::Enabled(true))], &SwitchConfig::default(), &mut g).unwrap();
+        assert_eq!(on[9].sfc.as_ref(), Some(&SfcConfig::default()));
+        assert!(on[8].sfc.is_none());
+    }
 }

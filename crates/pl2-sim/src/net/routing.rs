@@ -167,6 +167,27 @@ mod tests {
         assert_eq!(rt.next_hops(first_core, 5).len(), 1);
     }
 
+    /// The 3-tier Clos of the SFC slides: a ToR has its pod's 4 aggregation switches
+    /// towards another ToR, an aggregation switch all 16 cores towards another pod and
+    /// one port down to a ToR of its own pod; a core reaches a pod through any of its 4
+    /// aggregation switches (every aggregation switch meets every core). Path numbers:
+    /// 4 × 16 × 4 = 256 inter-pod paths.
+    #[test]
+    fn three_tier_has_ecmp_up_and_at_the_core() {
+        let g = Graph::build(&crate::net::topology::tests::sfc_three_tier(), &LinkConfig::default()).unwrap();
+        let rt = RoutingTable::build(&g, |i, a| (2 * i + if a { 0 } else { 1 }) as u32);
+        let (tor0, agg0, core0) = (0, 20, 40);
+        assert_eq!(rt.next_hops(tor0, 1).len(), 1, "own host");
+        assert_eq!(rt.next_hops(tor0, 16).len(), 4, "same pod, other ToR");
+        assert_eq!(rt.next_hops(tor0, 319).len(), 4, "other pod");
+        assert_eq!(rt.next_hops(agg0, 16).len(), 1, "own pod, down");
+        assert_eq!(rt.next_hops(agg0, 319).len(), 16, "other pod, up to every core");
+        for c in 0..16 {
+            assert_eq!(rt.next_hops(core0 + c, 200).len(), 4);
+        }
+        assert_eq!(rt.path_count(), 256);
+    }
+
     /// In a k = 4 fat tree every path number 0..4 names one of the four inter-pod paths:
     /// the ToR reads the low digit (which aggregation switch), the aggregation switch the
     /// high one (which core switch), as a hand count of the (k/2)² paths gives.

@@ -1,6 +1,7 @@
 //! Topologies as graphs: nodes (hosts first, then switches) and bidirectional links.
-//! Builders for a single rack, a dumbbell, leaf–spine, a k-ary fat tree, hybrid racks
-//! (packet and circuit switch) and any graph
+//! Builders for a single rack, a dumbbell, leaf–spine, a k-ary fat tree, a 3-tier Clos
+//! with its own tier sizes and rates (`three_tier`), hybrid racks (packet and circuit
+//! switch) and any graph
 //! given as lists; all checked, with errors that name the field and the fix.
 
 use crate::config::{LinkConfig, TopologyConfig};
@@ -161,6 +162,45 @@ impl Graph {
                 tier.extend(["packet", "circuit"]);
                 Graph { hosts, switches: racks + 2, switch_tier: tier, breakout: 1, links }
             }
+            TopologyConfig::ThreeTier { pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor, tor_uplink, agg_uplink } => {
+                let (p, t, a, c, h) = (*pods, *tors_per_pod, *aggs_per_pod, *cores, *hosts_per_tor);
+                for (name, v) in [("pods", p), ("tors_per_pod", t), ("aggs_per_pod", a), ("cores", c), ("hosts_per_tor", h)] {
+                    if v < 1 {
+                        return Err(err(name, "0; pods, tors_per_pod, aggs_per_pod, cores and hosts_per_tor must each be at least 1"));
+                    }
+                }
+                let hosts64 = p as u64 * t as u64 * h as u64;
+                let switches64 = p as u64 * (t + a) as u64 + c as u64;
+                if hosts64 > MAX_HOSTS as u64 || switches64 > MAX_HOSTS as u64 {
+                    return Err(err("pods", format!("{hosts64} hosts and {switches64} switches; pl2 builds at most {MAX_HOSTS} of each")));
+                }
+                let up1 = tor_uplink.clone().unwrap_or_else(|| link.clone());
+                let up2 = agg_uplink.clone().unwrap_or_else(|| up1.clone());
+                let hosts = hosts64 as u32;
+                let tor0 = hosts;
+                let agg0 = tor0 + p * t;
+                let core0 = agg0 + p * a;
+                let mut links = Vec::new();
+                for x in 0..hosts {
+                    links.push(l(x, tor0 + x / h, link, "host"));
+                }
+                for pod in 0..p {
+                    for e in 0..t {
+                        for g in 0..a {
+                            links.push(l(tor0 + pod * t + e, agg0 + pod * a + g, &up1, "tor"));
+                        }
+                    }
+                    for g in 0..a {
+                        for k in 0..c {
+                            links.push(l(agg0 + pod * a + g, core0 + k, &up2, "agg"));
+                        }
+                    }
+                }
+                let mut tier = vec!["tor"; (p * t) as usize];
+                tier.extend(std::iter::repeat_n("agg", (p * a) as usize));
+                tier.extend(std::iter::repeat_n("core", c as usize));
+                Graph { hosts, switches: switches64 as u32, switch_tier: tier, breakout: 1, links }
+            }
             TopologyConfig::Custom { hosts, switches, links } => {
                 if *hosts < 2 || *hosts > MAX_HOSTS || *switches > MAX_HOSTS {
                     return Err(err("hosts", format!("a network needs 2..{MAX_HOSTS} hosts and at most {MAX_HOSTS} switches")));
@@ -237,7 +277,7 @@ impl Graph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -248,6 +288,42 @@ mod tests {
         assert_eq!(g.links.len(), 128 + 128 + 128);
     }
 
+    /// The SFC slides' network (seed 003): 5 pods of 4 ToRs and 4 aggregation switches,
+    /// 16 cores, 16 hosts per ToR at 100G, 400G above.
+    pub(crate) fn sfc_three_tier() -> TopologyConfig {
+        let up = LinkConfig { rate: BitsPerSec::gbps(400), delay: Duration::from_ns(500), ..LinkConfig::default() };
+        TopologyConfig::ThreeTier { pods: 5, tors_per_pod: 4, aggs_per_pod: 4, cores: 16, hosts_per_tor: 16, tor_uplink: Some(up.clone()), agg_uplink: Some(up) }
+    }
+
+    /// 320 hosts, 20 + 20 + 16 = 56 switches, every switch of radix 20 (ToR 16 down + 4
+    /// up, aggregation 4 down + 16 up, core 20 down), full bisection at the ToR (16 ×
+    /// 100G = 4 × 400G).
+    #[test]
+    fn three_tier_is_the_sfc_slides_network() {
+        let host = LinkConfig { rate: BitsPerSec::gbps(100), delay: Duration::from_ns(500), ..LinkConfig::default() };
+        let g = Graph::build(&sfc_three_tier(), &host).unwrap();
+        assert_eq!((g.hosts, g.switches), (320, 56));
+        assert_eq!(g.links.len(), 320 + 20 * 4 + 20 * 16);
+        let mut degree = vec![0u32; g.nodes() as usize];
+        let mut up_bps = vec![0u64; g.nodes() as usize];
+        let mut down_bps = vec![0u64; g.nodes() as usize];
+        for l in &g.links {
+            degree[l.a as usize] += 1;
+            degree[l.b as usize] += 1;
+            // The lower end is always `a` (hosts before ToRs before aggs before cores).
+            assert!(l.a < l.b);
+            up_bps[l.a as usize] += l.rate.0;
+            down_bps[l.b as usize] += l.rate.0;
+        }
+        for s in 0..g.switches {
+            assert_eq!(degree[(g.hosts + s) as usize], 20, "switch {s} ({})", g.switch_tier[s as usize]);
+        }
+        for tor in g.hosts..g.hosts + 20 {
+            assert_eq!(up_bps[tor as usize], down_bps[tor as usize], "ToR {tor} is not full bisection");
+        }
+        assert_eq!(g.switch_tier.iter().filter(|t| **t == "core").count(), 16);
+    }
+
     #[test]
     fn impossible_topologies_are_rejected_with_the_field() {
         let e = Graph::build(&TopologyConfig::SingleRack { hosts: 0, breakout: 1 }, &LinkConfig::default()).unwrap_err();
@@ -256,6 +332,8 @@ mod tests {
         assert_eq!(e.field, "breakout");
         let e = Graph::build(&TopologyConfig::SingleRack { hosts: 1, breakout: 1 }, &LinkConfig::default()).unwrap_err();
         assert_eq!(e.field, "hosts");
+        let tt = TopologyConfig::ThreeTier { pods: 2, tors_per_pod: 0, aggs_per_pod: 1, cores: 1, hosts_per_tor: 1, tor_uplink: None, agg_uplink: None };
+        assert_eq!(Graph::build(&tt, &LinkConfig::default()).unwrap_err().field, "tors_per_pod");
         let e = Graph::build(&TopologyConfig::FatTree { k: 5 }, &LinkConfig::default()).unwrap_err();
         assert_eq!(e.field, "k");
         let custom = TopologyConfig::Custom {

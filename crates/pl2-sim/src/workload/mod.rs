@@ -21,7 +21,7 @@ pub use arrivals::{DestChooser, FixedSizeStream, ListOrder, PoissonParams, Poiss
 pub use cdf::SizeCdf;
 pub use cdf_parse::{CdfFormat, BUILTIN_NAMES, HOMA_W5_BYTES_PER_PACKET};
 pub use msglist::MessageList;
-pub use patterns::{all_to_all, incast, outcast, permutation, shuffle, Pair};
+pub use patterns::{all_to_all, incast, outcast, permutation, poisson_incasts, shuffle, IncastEvent, Pair};
 
 use crate::units::SimTime;
 

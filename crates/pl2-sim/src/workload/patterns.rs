@@ -140,6 +140,59 @@ pub fn shuffle(
     Ok(pairs)
 }
 
+/// One incast of a recurring series: at `time_ps`, every host of `senders` sends to
+/// `receiver`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IncastEvent {
+    pub time_ps: u64,
+    pub receiver: u32,
+    pub senders: Vec<u32>,
+}
+
+/// Incasts at the times of a Poisson process of mean gap `mean_gap_ps`, from `start_ps`
+/// until (not including) `stop_ps`: each picks its receiver uniformly from `hosts` and
+/// `fan_in` distinct senders uniformly from the other hosts of `hosts` (a partial
+/// Fisher–Yates shuffle, so every `fan_in`-subset is equally likely). HPCC's and the SFC
+/// slides' recurring incast traffic.
+pub fn poisson_incasts(
+    hosts: &[u32],
+    fan_in: u32,
+    mean_gap_ps: f64,
+    start_ps: u64,
+    stop_ps: u64,
+    rng: &mut SimRng,
+) -> Result<Vec<IncastEvent>, WorkloadError> {
+    check_hosts("hosts", hosts, u32::MAX)?;
+    if fan_in < 1 || fan_in as usize >= hosts.len() {
+        return Err(WorkloadError::param(
+            "fan_in",
+            fan_in,
+            format!("an incast needs 1..{} senders besides its receiver among {} hosts", hosts.len().saturating_sub(1), hosts.len()),
+            "lower fan_in or add hosts",
+        ));
+    }
+    if !(mean_gap_ps.is_finite() && mean_gap_ps > 0.0) {
+        return Err(WorkloadError::param("load", mean_gap_ps, "gives no positive gap between incasts", "use a load above 0"));
+    }
+    let mut out = Vec::new();
+    let mut t = start_ps as f64;
+    let mut pool: Vec<u32> = Vec::with_capacity(hosts.len());
+    loop {
+        t += rng.exponential(mean_gap_ps);
+        if t >= stop_ps as f64 {
+            return Ok(out);
+        }
+        let receiver = hosts[rng.below(hosts.len() as u64) as usize];
+        pool.clear();
+        pool.extend(hosts.iter().copied().filter(|&h| h != receiver));
+        for i in 0..fan_in as usize {
+            let j = i + rng.below((pool.len() - i) as u64) as usize;
+            pool.swap(i, j);
+        }
+        out.push(IncastEvent { time_ps: t as u64, receiver, senders: pool[..fan_in as usize].to_vec() });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -207,5 +260,33 @@ mod tests {
         );
         assert!(shuffle(&[1], &[1], 3).is_err());
         assert!(shuffle(&[0], &[5], 3).is_err());
+    }
+
+    /// The gaps average the mean (10,000 incasts: within 3 % — the standard error of the
+    /// mean of an exponential is 1 %), no incast repeats a sender or includes its
+    /// receiver, and every host is a sender about equally often (fan_in / (n − 1) of
+    /// the incasts it does not receive).
+    #[test]
+    fn poisson_incasts_have_the_mean_gap_and_distinct_senders() {
+        let hosts: Vec<u32> = (0..20).collect();
+        let mut rng = SimRng::stream(7, "pi");
+        let ev = poisson_incasts(&hosts, 5, 1000.0, 0, 10_000_000, &mut rng).unwrap();
+        let n = ev.len() as f64;
+        assert!((n - 10_000.0).abs() < 300.0, "{n}");
+        let mut as_sender = [0u32; 20];
+        for e in &ev {
+            let mut s = e.senders.clone();
+            s.sort_unstable();
+            s.dedup();
+            assert_eq!(s.len(), 5);
+            assert!(!s.contains(&e.receiver));
+            for &x in &s {
+                as_sender[x as usize] += 1;
+            }
+        }
+        let expect = n * 5.0 / 20.0;
+        assert!(as_sender.iter().all(|&c| (c as f64 - expect).abs() < 0.1 * expect), "{as_sender:?}");
+        assert!(poisson_incasts(&hosts, 20, 1000.0, 0, 1, &mut rng).is_err());
+        assert!(poisson_incasts(&hosts, 3, 0.0, 0, 1, &mut rng).is_err());
     }
 }

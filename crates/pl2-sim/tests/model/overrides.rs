@@ -21,6 +21,7 @@ fn ov(select: &str) -> Override {
         latency: None,
         cut_through: None,
         queue: None,
+        sfc: None,
         rate: None,
         delay: None,
     }

@@ -287,3 +287,40 @@ fn bad_sfc_settings_name_the_field() {
     let e = Simulation::new(spec(net, vec![])).err().expect("signals in a lossless class").to_string();
     assert!(e.contains("switch.sfc.signal_priority") && e.contains("lossless"), "{e}");
 }
+
+/// Per-switch SFC (`[[network.override]]` `sfc`): with SFC off at the congested switch s1
+/// nothing signals; with the proxy on at s0 alone (s1 plain SFC), s1's signal becomes
+/// s0's PAUSE at exactly the time of the all-proxy run above.
+#[test]
+fn sfc_is_set_per_switch_by_overrides() {
+    use pl2_sim::net::overrides::{Override, SfcOverride};
+    let ov = |select: &str, sfc: SfcOverride| Override {
+        select: select.into(),
+        buffer: None,
+        dynamic_thresholds: None,
+        alpha: None,
+        port_limit: None,
+        ecn: None,
+        latency: None,
+        cut_through: None,
+        queue: None,
+        sfc: Some(sfc),
+        rate: None,
+        delay: None,
+    };
+    let mut off = two_switches(SfcConfig::default());
+    off.net.overrides = vec![ov("s1", SfcOverride::Enabled(false))];
+    let sim = run(off, END);
+    assert!(sim.sfc_stats().is_none_or(|s| s.signals_sent == 0), "{:?}", sim.sfc_stats());
+
+    let mut tor_proxy = two_switches(SfcConfig::default());
+    tor_proxy.net.overrides = vec![ov("s0", SfcOverride::Config(SfcConfig { proxy: true, ..SfcConfig::default() }))];
+    let mut sim = run(tor_proxy, END);
+    let t = trace(&mut sim);
+    let sent = 11_942_560 + SER + PROP;
+    assert_eq!(signals_sent(&t, 3)[0].0, sent);
+    let pause = t.iter().find(|r| r.packet.kind == PktKind::Pause && r.event == TraceEvent::Tx).unwrap();
+    assert_eq!((pause.node, pause.time.0, pause.packet.aux), (2, sent + SIGNAL_SER + PROP, 2379));
+    let st = sim.sfc_stats().unwrap();
+    assert_eq!((st.signals_proxied, st.signals_delivered), (st.signals_sent, 0));
+}

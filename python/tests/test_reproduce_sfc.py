@@ -1,0 +1,97 @@
+"""`pl2 reproduce sfc --quick`: the SFC family end to end on the real native module,
+checked against the seed's settings and for structural facts: PFC runs lose nothing,
+SFC and lossy runs count their egress drops, every message is delivered once the
+arrivals stop (conservation), and the report and its files are written. The family's
+quick mode is part of the CI budget: ≤ 2 minutes on 2 cores."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pl2 import reproduce as rep
+from pl2.reproduce.sfc import benefit, common, fairness
+
+
+def test_switch_settings_are_the_slides() -> None:
+    """Benefit runs: PFC a static 800 KB per ingress port (16 MB / 20 ports), XOFF 650 KB,
+    no egress pool; SFC a 16 MB egress buffer (15 MB shared + 20 × 50 KB guaranteed),
+    α 1, ingress accounting disabled, trigger 100 KB, target 50 KB, suppression 6 µs."""
+    pfc = common.switch("PFC")
+    assert pfc["pools"] == {"ingress": {"size": "16000000B", "limit": {"bytes": "800000B"}}}
+    assert pfc["pfc"]["xoff"] == {"bytes": "650KB"} and "sfc" not in pfc
+    sfc = common.switch("SFC")
+    assert sfc["pools"] == {"egress": {"size": "15000000B", "guaranteed": "50000B", "limit": {"alpha": 1.0}}}
+    assert sfc["sfc"] == {"trigger": "100KB", "target": "50KB", "suppression": "6us", "proxy": False}
+    assert "pfc" not in sfc and common.switch("SFC proxy")["sfc"]["proxy"] is True
+    assert "sfc" not in common.switch("DCQCN lossy") and "pfc" not in common.switch("DCQCN lossy")
+    f = common.switch("SFC", fairness=True)
+    assert f["sfc"]["target"] == "64KB" and f["pools"]["egress"]["limit"] == {"alpha": 2.0}
+    fp = common.switch("PFC", fairness=True)
+    assert fp["pools"]["ingress"] == {"size": "9MB", "guaranteed": "50000B", "limit": {"alpha": 0.5}}
+
+
+def test_incast_rate_by_hand() -> None:
+    """120 × 256 KB = 245.76 Mbit per incast; 8% of 320 × 100 Gbps = 2.56 Tbps: one
+    incast every 96 µs, each ≥ 2.4576 ms of the receiver's 100 Gbps link."""
+    assert benefit.incast_gap_us(120) == pytest.approx(96.0)
+    assert 120 * benefit.INCAST_B * 8 / common.LINK_BPS == pytest.approx(2.4576e-3)
+
+
+def test_fairness_sizes_stop_in_reverse_order_under_fair_sharing() -> None:
+    """Under exactly fair sharing flow k (started at kT) sends SHARES[k] × T × line rate;
+    replaying the phases by hand, flow 3 ends at 4T, 2 at 5T, 1 at 6T, 0 at 7T."""
+    left = list(common_shares := fairness.SHARES)
+    assert len(common_shares) == 4
+    ends = {}
+    active: list[int] = []
+    for phase in range(7):
+        if phase < 4:
+            active.append(phase)
+        share = 1 / len(active)
+        for k in list(active):
+            left[k] -= share
+            if left[k] < 1e-9:
+                ends[k] = phase + 1
+                active.remove(k)
+    assert ends == {3: 4, 2: 5, 1: 6, 0: 7}
+
+
+@pytest.mark.real_native
+def test_sfc_family_quick(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    top = rep.reproduce(["sfc"], out=out, quick=True, log=lambda *_: None).read_text(encoding="utf-8")
+    assert "(sfc/report.md): sfc-benefit, sfc-fairness" in top
+    report = (out / "sfc" / "report.md").read_text(encoding="utf-8")
+    for name in rep.resolve(["sfc"]):
+        assert f"## {rep.module(name).TITLE}" in report
+        d = out / "sfc" / name
+        assert list(d.glob("*.png")) and list(d.glob("*.parquet")), name
+    b = pl.read_parquet(out / "sfc" / "sfc-benefit" / "benefit.parquet")
+    assert set(b["design"]) == set(common.DESIGNS)
+    # PFC is lossless: no frame dropped anywhere.
+    assert (b.filter(pl.col("design") == "PFC")["drops total"] == 0).all()
+    # Every design sees the same arrivals (streams keyed by seed and workload), the
+    # buckets and the incasts partition the measured messages, and every incast and
+    # every message below 10 KB is delivered once the arrivals stop and the run drains
+    # (a mid-size message whose frames were dropped may still wait for RoCE's 1 ms
+    # timeout in the lossy designs: at most 0.1% of them).
+    assert b["messages"].n_unique() == 1 and b["incasts"].n_unique() == 1
+    for r in b.iter_rows(named=True):
+        assert r["bg < 10 KB unfinished"] == 0, r
+        assert r["bg 10 KB – 1 MB unfinished"] <= 0.001 * r["bg 10 KB – 1 MB n"], r
+        assert r["incasts unfinished"] == 0
+        assert sum(r[f"bg {lab} n"] for lab, _, _ in benefit.BUCKETS) + r["incast msgs"] <= r["messages"]
+    # Frame conservation: every frame created was delivered, consumed (control frames a
+    # switch or NIC acts on), dropped, or is still on its way when the run stops.
+    for r in b.iter_rows(named=True):
+        assert r["packets_created"] == r["packets_delivered"] + r["packets_consumed"] + r["packets_dropped"] + r["packets_in_flight"], r
+    # SFC signals only where SFC runs; the proxy converts every signal it sees at a ToR.
+    assert (b.filter(pl.col("design").str.starts_with("SFC"))["sfc signals"] > 0).all()
+    assert (b.filter(~pl.col("design").str.starts_with("SFC"))["sfc signals"] == 0).all()
+    assert (b.filter(pl.col("design") == "SFC")["sfc proxied"] == 0).all()
+    f = pl.read_parquet(out / "sfc" / "sfc-fairness" / "fairness.parquet")
+    assert (f.filter(pl.col("design") == "PFC")["drops"] == 0).all()
+    assert ((f["jain mean"] > 0.25) & (f["jain mean"] <= 1.0 + 1e-12)).all()
