@@ -25,6 +25,10 @@ def run(ctx: Context) -> str:
         df = sweep.run_points(ctx, name, pts)
         labels = list(VARIANTS)
         sweep.plot(ctx, df, labels, {}, name, "TCP variant", f"Static 16-packet VOQs, {racks} racks")
+        if racks == ETALON_RACKS:
+            ours = {lab: 100 * (sweep.mean_of(df, lab, "util") or 0.0) for lab in labels}
+            ctx.claim("every TCP variant at 16 packets uses the circuit 42–55 % (etalon's 25 racks; ±3 points)", "42–55 %",
+                      ", ".join(f"{k}: {v:.0f}" for k, v in ours.items()), all(39 <= v <= 58 for v in ours.values()))
         out += [f"**{racks} racks**:", "", sweep.result_table(df, labels, SLIDES, "variant"), ""]
     out += ["The slide's bars (17 Linux variants at 42-55 %, one at 26 %) cannot be matched name by name from the slide's "
             "text; pl2 has four of them. All four land in or near the slide's band at both rack counts (reTCP 40 % at 8 racks).", ""]

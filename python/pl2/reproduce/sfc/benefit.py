@@ -167,7 +167,25 @@ def run(ctx: Context) -> str:
     df = frame(rs)
     ctx.write_parquet(df, "benefit")
     plot(ctx, df)
+    claims(ctx, df)
     return section(df, settings(ctx.quick), ctx.quick)
+
+
+def claims(ctx: Context, df: pl.DataFrame) -> None:
+    """The slides' claims (charts, no numbers): SFC against PFC, each judged from our runs
+    with the margin the claim's text states."""
+    def less(a: float | None, b: float | None, factor: float) -> bool:
+        return a is not None and b is not None and not math.isinf(a) and (math.isinf(b) or a <= factor * b)
+
+    pfc99, sfc99 = _m(df, "PFC", "bg < 10 KB p99 us"), _m(df, "SFC", "bg < 10 KB p99 us")
+    ctx.claim("SFC significantly reduces background FCT (p99 of messages < 10 KB at most half of PFC's)", "chart",
+              f"SFC {_ratio(sfc99, pfc99)} of PFC's", less(sfc99, pfc99, 0.5))
+    tiers = [(t, _m(df, "PFC", f"queue {t} p99_kb"), _m(df, "SFC", f"queue {t} p99_kb")) for t in ("tor", "agg", "core")]
+    ctx.claim("SFC significantly reduces in-network queueing (p99 queue at every tier at most half of PFC's)", "chart",
+              "; ".join(f"{t} {_ratio(s, p)}" for t, p, s in tiers), all(less(s, p, 0.5) for _, p, s in tiers))
+    pi, si = _m(df, "PFC", "incast ct p99 us"), _m(df, "SFC", "incast ct p99 us")
+    ctx.claim("SFC does not hurt incast FCT (incast completion p99 at most 10 % above PFC's)", "chart",
+              f"SFC {_ratio(si, pi)} of PFC's", less(si, pi, 1.1))
 
 
 def _m(df: pl.DataFrame, design: str, col: str) -> float | None:

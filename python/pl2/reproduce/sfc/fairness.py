@@ -121,6 +121,11 @@ def run(ctx: Context) -> str:
     ctx.write_parquet(df, "fairness")
     ctx.write_parquet(tsdf, "fairness_series")
     plot(ctx, tsdf)
+    wheres = sorted(set(df["where"].to_list()))
+    js = [(w, _m(df, w, "PFC", "jain mean"), _m(df, w, "SFC", "jain mean")) for w in wheres]
+    ctx.claim("SFC does not hurt fairness (Jain's index mean per window within 0.02 of PFC's, intra- and inter-switch)",
+              "chart", "; ".join(f"{w}: SFC {s:.3f}, PFC {p:.3f}" for w, p, s in js if p is not None and s is not None),
+              all(p is not None and s is not None and s >= p - 0.02 for _, p, s in js))
     return section(df, ctx.quick)
 
 
