@@ -44,7 +44,9 @@ pub struct PhostStats {
     /// RTS packets sent at flow starts / again after `rts_timeout`.
     pub rts_sent: u64,
     pub rts_resent: u64,
-    /// Tokens sent by receivers / received by senders / expired unused at senders.
+    /// Tokens sent by receivers / received by senders / expired unused at senders (the
+    /// free tokens a sender gives itself at a flow's start included, so it can exceed
+    /// `tokens_received`).
     pub tokens_sent: u64,
     pub tokens_received: u64,
     pub tokens_expired: u64,
