@@ -163,15 +163,17 @@ COMMITTED = Path(__file__).resolve().parents[2] / "results" / "paper"
 
 def test_fig8_regenerates_from_its_committed_parquet(tmp_path: Path) -> None:
     """The committed report's Fig. 8 section and figure come from the committed Parquet:
-    redrawing from that table gives the same Markdown, word for word, and a figure."""
+    redrawing from that table gives the same claims and Markdown, word for word, and a
+    figure."""
     from pl2.reproduce import fig8
-    from pl2.reproduce.common import Context
+    from pl2.reproduce.common import Context, claims_table
 
     df = pl.read_parquet(COMMITTED / "fig8" / "fig8.parquet")
     ctx = Context(out=tmp_path, store=None, seeds=sorted(set(df["seed"].to_list())), quick=False)  # type: ignore[arg-type]
     body = fig8.plot_and_report(ctx, df)
     report = (COMMITTED / "report.md").read_text(encoding="utf-8")
-    assert f"## {fig8.TITLE}\n\n{body}\n" in report
+    assert ctx.claims, "Fig. 8 checks the paper's claims"
+    assert f"## {fig8.TITLE}\n\n{claims_table(ctx.claims)}\n\n{body}\n" in report
     assert (tmp_path / "fig8.png").stat().st_size > 10_000
     assert (tmp_path / "fig8.svg").exists()
 
