@@ -242,6 +242,7 @@ impl Program for Pl2Switch {
         t.counter_drift_packets += a.counter_drift_packets;
         t.decrement_saturations += a.decrement_saturations;
         t.suppressed_decrements += a.suppressed_decrements;
+        t.bypassed_unsolicited_packets += a.bypassed_unsolicited_packets;
         t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
         t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
         t.cancels += a.cancels;
