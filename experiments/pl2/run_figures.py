@@ -112,8 +112,10 @@ FINDINGS = """
   full payloads is 97.28 Gbps = 100 · 1500/1542), max queue 57–71 KiB, no buffer drops: the
   paper's 96–97 Gbps and < 200 KiB. Exception: **2 senders × 12 threads overflow the 1.5 MB
   port (15,432 port-limit drops)** under Algorithm 1 (decrement at ingress): the counters
-  cannot see packets already queued, so a systematic early arrival is never corrected (see
-  the equation (1) table). Decrementing at dequeue bounds every case (45–69 KiB, no loss) at
+  cannot see packets already queued. The cause is start-up counter drift, not early arrival
+  (issue 24, measured in experiments/zero_loss/results.md): 16 packets of unsolicited bursts
+  pass the T rule (2 x 12 threads x K = 96 <= T) and are resent, each decrementing twice;
+  with `low_load = false` or `suppress_excess_decrements = true` the run loses nothing. Decrementing at dequeue bounds every case (45–69 KiB, no loss) at
   a cost of ~1 Gbps. The 16 "program drops" are unsolicited packets refused by the T rule and
   resent (4 bursts, 0 unrecovered).
 - **One sender:** 95.27 Gbps, not the paper's ~80 Gbps (+15.3 Gbps). Our hosts have no
@@ -147,7 +149,8 @@ FINDINGS = """
   reading (b) stays at 51–78 KiB over 40 ms (3–5 senders); both are bounded at dequeue. Reading (a)
   subtracts the NIC backlog from the wait although the burst also waits behind that
   backlog, so it arrives early by it, and nothing in the counters corrects that. Default: (b).
-- **Open: why 2 senders diverge under (b) and the ingress decrement.** Measured after 1 ms:
+- **Why 2 senders diverge under (b) and the ingress decrement** (answered since: counter
+  drift, above; what follows is the earlier analysis). Measured after 1 ms:
   mean chosen slot 72.5 with 2 × 12 threads (of 96 packets the threads can hold reserved),
   137.4 with 3 × 12 (of 144) and 185.4 with 4 × 12 (of 192); exchange ≈ 1.1 µs in all.
   With ingress decrements `out[dst]` = grant rate × mean lead from RSV to arrival, so the

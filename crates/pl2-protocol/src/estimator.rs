@@ -9,6 +9,11 @@
 //! minimum of recent samples is the best estimate of the delay the data packets' timing
 //! needs, and it follows path changes within N samples. (§5 measured 1 µs minimum but a
 //! 14 µs maximum on an idle network: a mean would be dragged far off by such tails.)
+//! Measured across the figures with host jitter (experiments/estimator/results.md): the
+//! minimum underestimates jittered delays and bursts arrive late (up to 1.8 Gbps of incast
+//! goodput at 300 ns per host leg), but the last sample or the EWMA make half of them
+//! arrive early, which Algorithm 1's ingress decrement cannot see, and the incast queue
+//! grows without bound; N = 16 keeps every measured cell bounded.
 
 use std::collections::VecDeque;
 

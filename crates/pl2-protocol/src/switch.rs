@@ -80,9 +80,12 @@ pub struct SwitchStats {
     /// What a hardware switch can see of drift: decrements that found a counter already
     /// at (or below one packet of) zero, per counter.
     pub decrement_saturations: u64,
-    /// Improved variant: arrivals beyond the burst's reservation that were not allowed to
-    /// decrement (where the faithful switch would have drifted).
+    /// Improved variant or `suppress_excess_decrements`: arrivals beyond the burst's
+    /// reservation that were not allowed to decrement (where the faithful switch would
+    /// have drifted).
     pub suppressed_decrements: u64,
+    /// `unsolicited_bypass`: unsolicited packets that passed without decrementing.
+    pub bypassed_unsolicited_packets: u64,
     /// Hole 2, `unsolicited_unrecovered`: unsolicited packets dropped although the GRT of
     /// their burst tells the sender not to resend (faithful: `chosen <= t`; improved:
     /// admitted, which the improved switch never drops). Counted for bursts whose RSV the
@@ -360,8 +363,13 @@ impl Scheduler {
     }
 
     /// One packet releases one reservation: one read-modify-write on `in[src]` and one on
-    /// `out[dst]` (faithful), plus one on the ledger record.
+    /// `out[dst]` (faithful), plus one on the ledger record. With `unsolicited_bypass` an
+    /// unsolicited packet releases nothing and is not counted as an arrival of its burst.
     fn release(&mut self, tag: &DataTag, sp: usize, dp: usize) {
+        if tag.unsolicited && self.cfg.unsolicited_bypass {
+            self.stats.bypassed_unsolicited_packets += 1;
+            return;
+        }
         let excess = match self.ledger.get_mut(tag.src, tag.burst) {
             Some(rec) => {
                 rec.arrived_packets += 1;
@@ -373,7 +381,9 @@ impl Scheduler {
             return;
         }
         if excess {
-            if self.cfg.improved && self.ledger.get(tag.src, tag.burst).is_some() {
+            if (self.cfg.improved || self.cfg.suppress_excess_decrements)
+                && self.ledger.get(tag.src, tag.burst).is_some()
+            {
                 self.stats.suppressed_decrements += 1;
                 return;
             }

@@ -73,6 +73,21 @@ pub struct SchedulerConfig {
     /// decided when its RSV is processed and carried in the GRT, and a burst's arrivals
     /// beyond its reservation do not decrement the counters.
     pub improved: bool,
+    /// Drift fix (off by default; issue 24's hypothesis (c) for the paper's zero loss): a
+    /// burst's arrivals beyond what was reserved for it (the resent copy of an
+    /// unsolicited burst whose original already passed) do not decrement the counters.
+    /// Uses the per-burst ledger (a register table indexed by (source, burst): one
+    /// read-modify-write of its arrival count, then the counters' decrement predicated on
+    /// it, within §4.2's one operation per object per packet). Unlike `improved`, the T
+    /// rule stays per packet and the senders' resend rule stays Algorithm 2's.
+    pub suppress_excess_decrements: bool,
+    /// Hypothesis (b) for the paper's zero loss (off by default): an unsolicited packet
+    /// that passes the T rule is forwarded without decrementing the counters (the switch
+    /// "passes through" unsolicited bursts, §4.4). The reservation its RSV made is then
+    /// released only by the burst's resent copy; a burst that is not resent (its chosen
+    /// slot ≤ t) leaves its reservation on both counters for good, so the counters
+    /// overstate the backlog by the unsolicited traffic that passed.
+    pub unsolicited_bypass: bool,
     /// The talk's priority scheme; `None` grants every demand (up to K).
     pub priority: Option<PriorityThresholds>,
     /// Send a copy of every non-reject GRT to the receiver (§4.5).
@@ -96,6 +111,8 @@ impl Default for SchedulerConfig {
             t_unsolicited_slots: 128,
             t_sender_slots: 15,
             improved: false,
+            suppress_excess_decrements: false,
+            unsolicited_bypass: false,
             priority: None,
             grt_copy_to_receiver: false,
             external_share_ppm: 0,

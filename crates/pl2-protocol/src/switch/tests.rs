@@ -412,3 +412,85 @@ fn rejects_bad_configs_and_unknown_hosts() {
         Err(ProtocolError::UnknownHost(7))
     );
 }
+
+/// Host 0's unsolicited burst of 4 to host 1 passes, then its resent copy arrives, while
+/// host 2 holds 4 reserved slots on host 1's port: the true backlog on `out[1]` after
+/// both copies is host 2's 4. Returns `out[1]` and the stats.
+fn unsolicited_then_resent(cfg: SchedulerConfig) -> (u64, SwitchStats) {
+    let mut s = sched(cfg, 3);
+    let mut r = rsv(0, 1, 0, 4);
+    r.unsolicited_follows = true;
+    grant(&mut s, 0, &r);
+    grant(&mut s, 0, &rsv(2, 1, 0, 4));
+    for _ in 0..4 {
+        assert_eq!(
+            s.on_data_ingress(0, &data(0, 1, 0, true)).unwrap(),
+            Verdict::Forward
+        );
+    }
+    for _ in 0..4 {
+        s.on_data_ingress(0, &data(0, 1, 0, false)).unwrap();
+    }
+    (s.out_backlog_slots(0, 1), *s.stats())
+}
+
+#[test]
+fn faithful_counts_a_passed_and_resent_burst_twice() {
+    let (out, st) = unsolicited_then_resent(SchedulerConfig::default());
+    assert_eq!(out, 0, "4 packets of drift: host 2's reservation is gone");
+    assert_eq!(st.counter_drift_packets, 4);
+}
+
+#[test]
+fn suppressing_excess_decrements_keeps_the_true_backlog() {
+    let cfg = SchedulerConfig {
+        suppress_excess_decrements: true,
+        ..Default::default()
+    };
+    let (out, st) = unsolicited_then_resent(cfg);
+    assert_eq!(out, 4);
+    assert_eq!((st.counter_drift_packets, st.suppressed_decrements), (0, 4));
+    // The T rule is still Algorithm 1's, per packet: with T = 3 an unsolicited packet
+    // meeting 4 reserved slots is dropped (the improved variant would decide at the RSV).
+    let mut s = sched(
+        SchedulerConfig {
+            suppress_excess_decrements: true,
+            t_unsolicited_slots: 3,
+            ..Default::default()
+        },
+        3,
+    );
+    let mut r = rsv(0, 1, 0, 4);
+    r.unsolicited_follows = true;
+    let g = grant(&mut s, 0, &r);
+    assert!(!g.unsolicited_admitted);
+    assert_eq!(
+        s.on_data_ingress(0, &data(0, 1, 0, true)).unwrap(),
+        Verdict::Drop
+    );
+}
+
+#[test]
+fn bypassing_unsolicited_packets_releases_only_at_the_resend() {
+    let cfg = SchedulerConfig {
+        unsolicited_bypass: true,
+        ..Default::default()
+    };
+    let (out, st) = unsolicited_then_resent(cfg.clone());
+    assert_eq!(out, 4);
+    assert_eq!(
+        (st.counter_drift_packets, st.bypassed_unsolicited_packets),
+        (0, 4)
+    );
+    // A burst that is not resent keeps its reservation: 4 + host 2's 4.
+    let mut s = sched(cfg, 3);
+    let mut r = rsv(0, 1, 0, 4);
+    r.unsolicited_follows = true;
+    grant(&mut s, 0, &r);
+    grant(&mut s, 0, &rsv(2, 1, 0, 4));
+    for _ in 0..4 {
+        s.on_data_ingress(0, &data(0, 1, 0, true)).unwrap();
+    }
+    assert_eq!(s.out_backlog_slots(0, 1), 8);
+    assert_eq!(s.in_backlog_slots(0, 0), 4);
+}

@@ -381,45 +381,27 @@ fn equation1_reading_b_keeps_the_queue_bounded() {
     }
 }
 
-/// Issue 24, item 4: the ToR's map of bursts awaiting their first scheduled packet
+/// Issue 24, item 4: the ToR's table of bursts awaiting their first scheduled packet
 /// gained an entry per grant and lost it only when a scheduled first packet came, so
-/// every unsolicited burst that passed (and is never resent) stayed for the whole run.
-/// One 1500 B message every 2 µs (each goes unsolicited: the last GRT is recent) for
-/// 40 ms is 20,000 such bursts; with stale entries (10 ms past their slot) swept, the map
-/// never holds more than two horizons' worth (2 × 5000) plus the sweep's floor of 1024,
-/// where it held all 20,000 before.
+/// every unsolicited burst that passed (and is never resent) stayed for the whole run
+/// (20,000 such bursts left 19,999 entries). One 1500 B message every 2 µs from host 0
+/// goes unsolicited (the last GRT is recent), so nearly every grant is never matched;
+/// the table has 1024 rows per source host (burst id mod 1024), so with one sender it
+/// fills to exactly 1024 and stays there: the same peak after 10,000 and after 20,000
+/// such bursts.
 #[test]
 fn the_tors_awaited_bursts_stay_bounded_over_a_long_unsolicited_run() {
-    let mut sp = with(testbed(2, 1, false), Pl2Config::default());
-    let msgs: Vec<_> = (0..20_000u64).map(|i| MessageSpec { time: SimTime(i * 2_000_000), src: 0, dst: 1, size: 1500, thread: 0, priority: 0 }).collect();
-    sp.sources = vec![list(msgs)];
-    let sim = run(sp, SimTime(u64::MAX / 2));
-    let st = sim.module_stats().pl2.unwrap_or_default();
-    assert!(st.switch.unsolicited_passed > 19_000, "the run is unsolicited: {:?}", st.switch);
-    assert!(st.arrival_pending_peak <= 2 * 5000 + 1024, "peak {}", st.arrival_pending_peak);
-    assert!(st.arrival_pending_peak >= 1024, "the sweep's floor was reached: {}", st.arrival_pending_peak);
-}
-
-/// Issue 25: a PL2 run that loses frames to full buffers says which hole of Algorithms 1
-/// and 2 lost them and which setting avoids it. 8 senders each sending 100 messages of
-/// 64 KB, one every 5 µs, into one host of a 9-host rack (default network) lose frames
-/// with PL2's defaults; with `low_load = false` they do not, and the diagnosis is empty.
-#[test]
-fn a_lossy_pl2_run_names_the_mechanism_and_the_setting_that_avoids_it() {
-    let diagnose = |cfg: Pl2Config| {
-        let mut net = NetworkConfig::default();
-        net.topology = TopologyConfig::SingleRack { hosts: 9, breakout: 1 };
-        let mut sp = with(net, cfg);
-        let msgs: Vec<_> = (0..100u64).flat_map(|i| (0..8).map(move |s| MessageSpec { time: SimTime(i * 5_000_000), src: s, dst: 8, size: 64_000, thread: u16::MAX, priority: 0 })).collect();
+    let peak_after = |n: u64| {
+        let mut sp = with(testbed(2, 1, false), Pl2Config::default());
+        let msgs: Vec<_> = (0..n).map(|i| MessageSpec { time: SimTime(i * 2_000_000), src: 0, dst: 1, size: 1500, thread: 0, priority: 0 }).collect();
         sp.sources = vec![list(msgs)];
-        let sim = run(sp, SimTime(50_000_000_000));
-        let lost = sim.counters().drops[DropReason::BufferFull as usize] + sim.counters().drops[DropReason::PortLimit as usize];
-        (lost, sim.module_stats().diagnose(sim.counters()))
+        let sim = run(sp, SimTime(u64::MAX / 2));
+        let st = sim.module_stats().pl2.unwrap_or_default();
+        assert!(st.switch.unsolicited_passed + 10 > n, "the run is unsolicited: {:?}", st.switch);
+        let unmatched = st.switch.grants - st.arrival_error.bursts;
+        assert!(unmatched + 10 > n, "grants never matched by a scheduled first packet: {unmatched} of {n}");
+        st.arrival_pending_peak
     };
-    let (lost, why) = diagnose(Pl2Config::default());
-    assert!(lost > 0, "the defaults lose frames here");
-    assert!(!why.is_empty() && why.iter().all(|d| d.contains("low_load = false")), "{why:?}");
-    let (lost, why) = diagnose(Pl2Config { low_load: false, ..Pl2Config::default() });
-    assert_eq!(lost, 0);
-    assert!(why.is_empty(), "{why:?}");
+    assert_eq!(peak_after(10_000), 1024);
+    assert_eq!(peak_after(20_000), 1024);
 }

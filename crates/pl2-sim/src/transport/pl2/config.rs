@@ -41,6 +41,17 @@ pub struct Pl2Config {
     /// The improved variant (admission decided at the RSV, no decrements beyond a burst's
     /// reservation). Default false.
     pub improved: bool,
+    /// Drift fix a Tofino could run (issue 24, hypothesis (c) for the paper's zero loss):
+    /// a burst's packets beyond its reservation, such as the resent copy of an unsolicited
+    /// burst whose original passed, do not decrement the switch's counters (a per-burst
+    /// register table counts arrivals). The T rule and Algorithm 2's resend rule are
+    /// unchanged; `improved` does this too and also moves admission to the RSV. Default
+    /// false.
+    pub suppress_excess_decrements: bool,
+    /// Issue 24, hypothesis (b): unsolicited packets that pass the T rule are forwarded
+    /// without decrementing the switch's counters; a burst that is not resent leaves its
+    /// reservation on them for good. Default false.
+    pub unsolicited_bypass: bool,
     /// Where a data packet releases its reservation: `ingress` (Algorithm 1, default) or
     /// `dequeue` (ablation: when it leaves the ToR's output queue).
     pub decrement_at: Pl2Decrement,
@@ -87,6 +98,8 @@ impl Default for Pl2Config {
             switch_mode: Pl2SwitchMode::Faithful,
             ideal_lead: None,
             improved: false,
+            suppress_excess_decrements: false,
+            unsolicited_bypass: false,
             decrement_at: Pl2Decrement::Ingress,
             equation1: Pl2Equation1::B,
             estimator: Pl2Estimator::WindowMin { samples: 16 },
@@ -199,6 +212,13 @@ impl Pl2Config {
         if let Pl2Estimator::WindowMin { samples: 0 } = self.estimator {
             return Err("estimator.samples must be at least 1".into());
         }
+        if self.switch_mode == Pl2SwitchMode::Ideal {
+            for (on, field) in [(self.suppress_excess_decrements, "suppress_excess_decrements"), (self.unsolicited_bypass, "unsolicited_bypass")] {
+                if on {
+                    return Err(format!("{field} = true needs switch_mode = \"faithful\": the ideal switch never decrements; remove {field} or use the faithful switch"));
+                }
+            }
+        }
         if self.retry_timeout.0 == 0 {
             return Err("retry_timeout must be positive".into());
         }
@@ -271,6 +291,8 @@ impl Pl2Config {
             t_unsolicited_slots: self.t_unsolicited,
             t_sender_slots: self.t,
             improved: self.improved,
+            suppress_excess_decrements: self.suppress_excess_decrements,
+            unsolicited_bypass: self.unsolicited_bypass,
             priority: self.priorities.then_some(PriorityThresholds { t1_slots: self.priority_t1, t2_slots: self.priority_t2 }),
             grt_copy_to_receiver: self.grt_copy_to_receiver,
             external_share_ppm: self.external_share_ppm,
@@ -293,5 +315,15 @@ mod tests {
         assert_eq!(s, SenderConfig { host: 3, ..d });
         assert_eq!(c.scheduler(123_360, 0), SchedulerConfig::default());
         assert!(Pl2Config { k: 65, ..c.clone() }.validate().is_err());
+    }
+
+    #[test]
+    fn the_zero_loss_hypotheses_need_the_faithful_switch() {
+        let c = Pl2Config { unsolicited_bypass: true, suppress_excess_decrements: true, ..Default::default() };
+        c.validate().unwrap();
+        let s = c.scheduler(123_360, 0);
+        assert!(s.unsolicited_bypass && s.suppress_excess_decrements);
+        let e = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, unsolicited_bypass: true, ..Default::default() }.validate().unwrap_err();
+        assert!(e.contains("unsolicited_bypass") && e.contains("faithful"), "{e}");
     }
 }

@@ -114,6 +114,8 @@ fn scheduler_differences(a: &SchedulerConfig, b: &SchedulerConfig) -> String {
         "t_unsolicited": t_unsolicited_slots,
         "t": t_sender_slots,
         "improved": improved,
+        "suppress_excess_decrements": suppress_excess_decrements,
+        "unsolicited_bypass": unsolicited_bypass,
         "priorities": priority,
         "grt_copy_to_receiver": grt_copy_to_receiver,
         "external_share_ppm": external_share_ppm,

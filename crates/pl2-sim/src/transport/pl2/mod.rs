@@ -72,7 +72,8 @@ pub struct Pl2Stats {
     /// Arrival of scheduled bursts' first packets at the switch against their slots.
     pub arrival_error: switch::ArrivalError,
     /// Most granted bursts the ToR awaited a first scheduled packet from at once
-    /// (bounded: entries older than `switch::EXPECTED_HORIZON_PS` are swept).
+    /// (bounded: at most `ledger_bursts_per_host` per source host, 1024 by default; a
+    /// burst's row is taken over by its host's burst that many later).
     pub arrival_pending_peak: u64,
     /// The ToR schedulers' counters, summed (one ToR in a rack): RSVs, grants, the
     /// unsolicited passed/dropped, and the two holes `counter_drift_packets` and

@@ -69,12 +69,6 @@ impl ArrivalError {
     }
 }
 
-/// How long after its slot a burst's first packet is still awaited for the arrival-error
-/// statistic: 10 ms, far beyond any queueing a scheduled burst meets in a rack.
-pub const EXPECTED_HORIZON_PS: u64 = 10_000_000_000;
-/// Fewest entries at which `expected` is swept.
-const SWEEP_MIN: usize = 1024;
-
 pub struct Pl2Switch {
     sched: Scheduler,
     /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2),
@@ -82,13 +76,17 @@ pub struct Pl2Switch {
     layouts: [TagLayout; MAX_TRANSPORTS],
     acts: Vec<SwitchAction>,
     dequeue: bool,
-    /// When each granted burst's first packet should reach the switch, by (source,
-    /// burst): the RSV's processing time plus `chosen` slots (faithful mode: relative to
-    /// the RSV; ideal mode: to the slot boundary the GRT is relative to). Looked up, never
+    /// When each granted burst's first packet should reach the switch: the RSV's
+    /// processing time plus `chosen` slots (faithful mode: relative to the RSV; ideal
+    /// mode: to the slot boundary the GRT is relative to). A table of
+    /// `expected_per_host` rows per source host, indexed by (source, burst id mod rows),
+    /// each holding (burst id, time): see [`Pl2Switch::expect`]. Looked up, never
     /// iterated.
-    expected: HashMap<(u32, u32), u64>,
-    /// `expected`'s size after its last sweep of stale entries, and its largest size.
-    swept_len: usize,
+    expected: HashMap<(u32, u32), (u32, u64)>,
+    /// Rows per source host of `expected`: the scheduler's per-host ledger size
+    /// (`ledger_bursts_per_host`, 1024 by default).
+    expected_per_host: u32,
+    /// Most rows of `expected` occupied at once.
     pub expected_peak: usize,
     /// Arrival error of scheduled bursts (first packet's arrival − its slot).
     pub arrival: ArrivalError,
@@ -103,13 +101,14 @@ impl Pl2Switch {
         let b = breakout.max(1);
         let host_port = (0..hosts).map(|h| h / b).collect();
         let dequeue = cfg.decrement_at == pl2_protocol::switch::DecrementPoint::Dequeue;
+        let cfg_rows = cfg.ledger_bursts_per_host.max(1);
         Ok(Pl2Switch {
             sched: Scheduler::new(cfg, host_port, hosts.div_ceil(b)).map_err(|e| e.to_string())?,
             layouts,
             acts: Vec::new(),
             dequeue,
             expected: HashMap::new(),
-            swept_len: 0,
+            expected_per_host: u32::try_from(cfg_rows).unwrap_or(u32::MAX),
             expected_peak: 0,
             arrival: ArrivalError::default(),
             unknown: 0,
@@ -124,23 +123,34 @@ impl Pl2Switch {
         &self.sched
     }
 
-    /// Bounds `expected`: a burst whose first scheduled packet has not come
-    /// [`EXPECTED_HORIZON_PS`] after its slot never will (it went unsolicited and passed,
-    /// or its first packet was dropped), so its entry is removed. Sweeps run when the map
-    /// has doubled since the last one (at least [`SWEEP_MIN`] entries), so they cost
-    /// amortised O(1) per grant. Which entries go depends only on their times, never on
-    /// the map's order. A packet arriving after its entry went only loses its
-    /// arrival-error sample.
-    fn sweep_expected(&mut self, now: u64) {
-        let n = self.expected.len();
-        self.expected_peak = self.expected_peak.max(n);
-        if n < SWEEP_MIN.max(2 * self.swept_len) {
-            return;
-        }
-        self.expected.retain(|_, at| at.saturating_add(EXPECTED_HORIZON_PS) > now);
-        self.swept_len = self.expected.len();
+    /// Records when burst `burst` of host `src` should arrive. The table is bounded the
+    /// way a Tofino register table is: `expected_per_host` rows per source host, the row
+    /// of a burst being its id modulo that (a host numbers its bursts consecutively), so
+    /// a burst's row is taken over by the burst `expected_per_host` later from the same
+    /// host. An entry whose first scheduled packet never comes (an unsolicited burst that
+    /// passed and is not resent, or a burst whose first packet was dropped) is thus
+    /// forgotten after at most that many further bursts of its host, where it used to
+    /// stay for the whole run. A burst still awaited when its row is taken loses only its
+    /// arrival-error sample; that needs more than `expected_per_host` (1024) of one host's
+    /// bursts granted while its first packet is on its way, against at most one
+    /// outstanding exchange per thread (§4.2.1) per destination.
+    fn expect(&mut self, src: u32, burst: u32, at: u64) {
+        let row = burst % self.expected_per_host;
+        self.expected.insert((src, row), (burst, at));
+        self.expected_peak = self.expected_peak.max(self.expected.len());
     }
 
+    /// Takes the entry of burst `burst` of host `src`, if its row still holds it.
+    fn take_expected(&mut self, src: u32, burst: u32) -> Option<u64> {
+        let key = (src, burst % self.expected_per_host);
+        match self.expected.get(&key) {
+            Some(&(b, at)) if b == burst => {
+                self.expected.remove(&key);
+                Some(at)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl SwitchLogic for Pl2Switch {
@@ -151,7 +161,7 @@ impl SwitchLogic for Pl2Switch {
         let now = io.now.0;
         if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
             if tag.index_in_burst == 0 && !tag.unsolicited {
-                if let Some(at) = self.expected.remove(&(tag.src, tag.burst.0)) {
+                if let Some(at) = self.take_expected(tag.src, tag.burst.0) {
                     let err = now as i64 - at as i64;
                     self.arrival.add(err);
                     io.probes.push((tag.src, tag.burst.0, "pl2_arrival_error_ps", err as f64));
@@ -176,10 +186,11 @@ impl SwitchLogic for Pl2Switch {
                     SwitchMode::Faithful => now,
                     SwitchMode::Ideal { .. } => now / slot * slot,
                 };
-                for a in self.acts.drain(..) {
+                for i in 0..self.acts.len() {
+                    let a = self.acts[i];
                     if let SwitchAction::SendGrt(g) = &a {
                         if g.granted_packets > 0 {
-                            self.expected.insert((g.src, g.burst.0), base + g.chosen_slots() * slot);
+                            self.expect(g.src, g.burst.0, base + g.chosen_slots() * slot);
                         }
                     }
                     io.emit.push(match a {
@@ -187,7 +198,7 @@ impl SwitchLogic for Pl2Switch {
                         SwitchAction::SendGrtCopy(g) => wire::encode_grt(&g, true),
                     });
                 }
-                self.sweep_expected(now);
+                self.acts.clear();
                 Verdict::Consume
             }
             Some(Control::Cancel(c)) => {
@@ -231,6 +242,7 @@ impl Program for Pl2Switch {
         t.counter_drift_packets += a.counter_drift_packets;
         t.decrement_saturations += a.decrement_saturations;
         t.suppressed_decrements += a.suppressed_decrements;
+        t.bypassed_unsolicited_packets += a.bypassed_unsolicited_packets;
         t.unsolicited_unrecovered_packets += a.unsolicited_unrecovered_packets;
         t.unsolicited_unrecovered_bursts += a.unsolicited_unrecovered_bursts;
         t.cancels += a.cancels;
