@@ -46,11 +46,14 @@ pub struct Pl2Config {
     /// burst whose original passed, do not decrement the switch's counters (a per-burst
     /// register table counts arrivals). The T rule and Algorithm 2's resend rule are
     /// unchanged; `improved` does this too and also moves admission to the RSV. Default
-    /// false.
+    /// false (left out of the canonical scenario then, so older scenarios keep their keys).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub suppress_excess_decrements: bool,
     /// Issue 24, hypothesis (b): unsolicited packets that pass the T rule are forwarded
     /// without decrementing the switch's counters; a burst that is not resent leaves its
-    /// reservation on them for good. Default false.
+    /// reservation on them for good. Default false (left out of the canonical scenario
+    /// then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unsolicited_bypass: bool,
     /// Where a data packet releases its reservation: `ingress` (Algorithm 1, default) or
     /// `dequeue` (ablation: when it leaves the ToR's output queue).
