@@ -119,3 +119,25 @@ def test_references_are_pinned() -> None:
         assert len(rows) >= 10, f"{name}: {len(rows)} seeds; the issue asks for at least 10"
         assert [int(r["seed"]) for r in rows] == common.RARE_SEEDS, f"{name}: rare counts need seeds 1-50 (issue 24)"
         assert "counted in bytes" in "\n".join(comments), f"{name}: the queue disc must count bytes, as pl2 does"
+
+
+def test_rare_counts_need_50_seeds_and_25_percent() -> None:
+    """compare.py's rule for counts below 5 per run, on hand-made rows (issue 24): with
+    10 seeds the old rule (95% intervals overlap) passed 0.3 vs 0.7 timeouts per run."""
+    import compare
+
+    def rows(per_seed: list[int]) -> list[dict]:
+        return [{"seed": s, "timeouts": float(v), "retransmissions": 1.0, "segments_sent": 100.0, "drops": 1.0} for s, v in zip(common.RARE_SEEDS, per_seed)]
+
+    def verdict(ref: list[int], pl2: list[int]) -> str:
+        return {c.metric: c for c in compare.compare("dumbbell-dctcp-4", rows(ref), rows(pl2))}["timeouts"].verdict
+
+    low = [1, 0, 0, 1, 0, 0, 1, 0, 0, 0] * 5  # 0.3 per run
+    high = [1, 1, 0, 1, 1, 0, 1, 1, 1, 0] * 5  # 0.7 per run
+    near = [1, 0, 0, 1, 0, 0, 1, 0, 0, 1] * 5  # 0.4 per run: +33%
+    assert verdict(low, low) == "ok"
+    assert verdict([3, 4] * 25, [4, 4] * 25) == "ok"  # 3.5 vs 4.0: +14%
+    assert verdict(low, high) == "MISS"  # 2.3x, the 50-seed intervals apart
+    assert verdict(low, near) == "unresolved"  # +33%, the intervals overlap
+    assert verdict(low[:10], low[:10]) == "unresolved"  # 10 seeds cannot decide
+    assert verdict([6] * 50, [20] * 50) == "MISS"  # not rare: the interval rule, on seeds 1-10
