@@ -13,7 +13,13 @@ Every scenario is defined once here (`SCENARIOS`); `scenarios.py` builds it in n
   wire bytes (frame + preamble + IFG) including the frame being serialised; p50 and p99;
 - incast: per-message completion time from the first data segment sent to the last
   byte delivered; p50 and p99 over the 8 messages of every seed; drops, retransmitted
-  segments and retransmission timeouts per run.
+  segments and retransmission timeouts per run;
+- mixed (one DCTCP and one CUBIC flow): the DCTCP flow's share of the bytes delivered
+  in [warmup, duration] (`flow0_share`), with the dumbbell's metrics.
+
+Units: the bottleneck's port limit and marking threshold are given in full frames and
+counted in bytes on both sides (pl2: × WIRE_FULL wire bytes, ns-3's queue disc:
+× NS3_IP_FULL IP bytes), so a SYN or an ACK takes its own few bytes, not a full slot.
 """
 
 from __future__ import annotations
@@ -35,17 +41,23 @@ NS3_VERSION = "3.44.post0"
 WIRE_FULL = 1538
 #: Bytes ns-3's PointToPointNetDevice serialises for the same segment (IP 1500 + PPP 2).
 NS3_FULL = 1502
+#: IP bytes of the same segment: the unit ns-3's queue discs count in byte mode.
+NS3_IP_FULL = 1500
 #: Wire overhead pl2 adds to an IP packet (Ethernet header, FCS, preamble, IFG).
 WIRE_OVERHEAD = 38
 WINDOW_NS = 10_000
+#: The seeds of every target (issue 6: at least 10).
 SEEDS = list(range(1, 11))
+#: The seeds of rare counts (issue 24: a count below 5 per run needs at least 50 seeds
+#: on both sides); the references hold all of them.
+RARE_SEEDS = list(range(1, 51))
 
 
 @dataclass(frozen=True)
 class Spec:
     name: str
     kind: str  # "dumbbell" or "incast"
-    cc: str  # "new_reno", "cubic", "dctcp"
+    cc: str  # "new_reno", "cubic", "dctcp": every flow's, unless `ccs` names each flow's
     flows: int
     host_gbps: float
     bottleneck_gbps: float
@@ -58,7 +70,16 @@ class Spec:
     warmup_ns: int = 0
     msg_bytes: int = 0  # incast message size
     jitter_ns: int = 0  # start offsets are uniform in [0, jitter_ns), drawn per seed
+    #: Per-flow congestion control (mixed scenarios); empty: every flow runs `cc`.
+    ccs: tuple[str, ...] = ()
+    #: Non-ECN-capable frames over the marking threshold: "drop" (ns-3: RED with ECN;
+    #: pl2: `switch.non_ect = "drop"`) or "pass" (ns-3: a mark-only step queue;
+    #: pl2: `non_ect = "pass"`). Only where `ecn_frames` > 0.
+    non_ect: str = "drop"
     tags: tuple[str, ...] = field(default=())
+
+    def flow_cc(self, flow: int) -> str:
+        return self.ccs[flow] if self.ccs else self.cc
 
     def starts_ns(self, seed: int) -> list[int]:
         """Per-flow start offsets, identical on both sides for a seed."""
@@ -100,13 +121,36 @@ def _incast(cc: str) -> Spec:
     )
 
 
+def _mixed(non_ect: str) -> Spec:
+    """One DCTCP and one CUBIC flow (not ECN-capable) through the DCTCP dumbbell's
+    bottleneck (issue 24): what a non-ECT frame over the marking threshold meets decides
+    the DCTCP flow's share."""
+    return Spec(
+        name=f"mixed-dctcp-cubic-{non_ect}",
+        kind="dumbbell",
+        cc="dctcp",
+        flows=2,
+        host_gbps=25.0,
+        bottleneck_gbps=10.0,
+        delay_ns=1_000,
+        limit_frames=100,
+        ecn_frames=65,
+        duration_ns=20_000_000,
+        warmup_ns=5_000_000,
+        jitter_ns=100_000,
+        ccs=("dctcp", "cubic"),
+        non_ect=non_ect,
+    )
+
+
 SCENARIOS: dict[str, Spec] = {
     s.name: s
-    for s in [_dumbbell(cc, n) for cc in ("new_reno", "cubic", "dctcp") for n in (1, 4)] + [_incast("dctcp"), _incast("cubic")]
+    for s in [_dumbbell(cc, n) for cc in ("new_reno", "cubic", "dctcp") for n in (1, 4)]
+    + [_incast("dctcp"), _incast("cubic"), _mixed("drop"), _mixed("pass")]
 }
 
 #: The subset the default test run checks (fast on the pl2 side).
-SMALL = ["dumbbell-dctcp-4", "incast-dctcp-8x1MB"]
+SMALL = ["dumbbell-dctcp-4", "incast-dctcp-8x1MB", "mixed-dctcp-cubic-drop", "mixed-dctcp-cubic-pass"]
 
 
 # --- statistics -------------------------------------------------------------------
@@ -162,6 +206,7 @@ FIELDS = [
     "seed",
     "throughput_gbps",
     "jain",
+    "flow0_share",
     "cwnd_mean_bytes",
     "cwnd_p50_bytes",
     "cwnd_p99_bytes",
@@ -171,6 +216,7 @@ FIELDS = [
     "fct_p99_us",
     "fct_max_us",
     "drops",
+    "nonect_drops",
     "retransmissions",
     "timeouts",
     "segments_sent",

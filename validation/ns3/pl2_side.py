@@ -43,49 +43,18 @@ from ns3_common import HERE, NS3_FULL, SCENARIOS, SEEDS, WINDOW_NS, WIRE_FULL, S
 PERSISTENT_MSG = 45 * 1460
 
 
-def toml(spec: Spec, seed: int, handshake: bool = True, ns3_rules: bool = False) -> str:
-    """The pl2 scenario for one seed (`handshake`: open connections with a SYN exchange,
-    as ns-3 does; README "Model differences"; `ns3_rules`: see the module docstring)."""
-    # A full frame on the wire, and the link rate scale: with ns-3's rules pl2 frames as
-    # ns-3 does (IP packet + 2 B) at ns-3's link rate (scaled by NS3_FULL / WIRE_FULL in
-    # scenarios.py so that a full frame takes as long as pl2's Ethernet frame).
-    full, scale = (NS3_FULL, NS3_FULL / WIRE_FULL) if ns3_rules else (WIRE_FULL, 1.0)
-    ecn = f'{{ kind = "step", threshold = "{spec.ecn_frames * full}B" }}' if spec.ecn_frames else '{ kind = "off" }'
-    host_bps = int(spec.host_gbps * 1e9 * scale)  # as ns-3: uint64_t(bps * rateScale)
-    if spec.kind == "dumbbell":
-        topo = (
-            f'{{ kind = "dumbbell", hosts_per_side = {spec.flows}, '
-            f'bottleneck = {{ rate = "{int(spec.bottleneck_gbps * 1e9 * scale)}bps", delay = "{spec.delay_ns}ns" }} }}'
-        )
-    else:
-        topo = f'{{ kind = "single_rack", hosts = {spec.flows + 1} }}'
+def _tcp(cc: str, handshake: bool, ns3_rules: bool) -> list[str]:
+    """A [transport] table's lines: TCP with `cc` and ns-3's settings."""
     lines = [
-        f'name = "{spec.name}"',
-        f"seed = {seed}",
-        "",
-        "[run]",
-        f'duration = "{spec.duration_ns}ns"',
-        "stop_when_delivered = true",
-        "",
-        "[network]",
-        'mtu = "1500B"',
-        'framing = { vlan_tag = false, link = "ppp" }' if ns3_rules else "framing = { vlan_tag = false }",
-        f"topology = {topo}",
-        f'link = {{ rate = "{host_bps}bps", delay = "{spec.delay_ns}ns" }}',
-        "host = { threads = 1, send_latency = \"0ns\", recv_latency = \"0ns\" }",
-        f'switch = {{ latency = "0ns", cut_through = false, dynamic_thresholds = false, buffer = "64MiB", '
-        f'port_limit = "{spec.limit_frames * full}B", ecn = {ecn} }}',
-        "",
-        "[transport]",
         'kind = "tcp"',
-        f'cc = "{spec.cc}"',
+        f'cc = "{cc}"',
         # ns-3's sockets connect with a three-way handshake. The SYN timeouts differ
         # (pl2 syn_rto 1 ms, ns-3 ConnTimeout 3 s) but never fire: no SYN is lost in
         # any scenario and seed here
         f"handshake = {'true' if handshake else 'false'}",
         # ns-3's TcpNewReno counts ACKs (RFC 5681 eqs. 2 and 3), its TcpCubic and TcpDctcp
         # count bytes as pl2's default does (README: "ns-3 defaults changed")
-        f"byte_counting = {'false' if spec.cc == 'new_reno' else 'true'}",
+        f"byte_counting = {'false' if cc == 'new_reno' else 'true'}",
         "sack = true",
         "initial_window = 10",
         "delayed_ack = true",
@@ -105,6 +74,55 @@ def toml(spec: Spec, seed: int, handshake: bool = True, ns3_rules: bool = False)
             'cubic_alpha = "linux"',
             'ce_change_ack = "ns3"',
         ]
+    return lines
+
+
+def toml(spec: Spec, seed: int, handshake: bool = True, ns3_rules: bool = False) -> str:
+    """The pl2 scenario for one seed (`handshake`: open connections with a SYN exchange,
+    as ns-3 does; README "Model differences"; `ns3_rules`: see the module docstring)."""
+    # A full frame on the wire, and the link rate scale: with ns-3's rules pl2 frames as
+    # ns-3 does (IP packet + 2 B) at ns-3's link rate (scaled by NS3_FULL / WIRE_FULL in
+    # scenarios.py so that a full frame takes as long as pl2's Ethernet frame).
+    full, scale = (NS3_FULL, NS3_FULL / WIRE_FULL) if ns3_rules else (WIRE_FULL, 1.0)
+    ecn = f'{{ kind = "step", threshold = "{spec.ecn_frames * full}B" }}' if spec.ecn_frames else '{ kind = "off" }'
+    host_bps = int(spec.host_gbps * 1e9 * scale)  # as ns-3: uint64_t(bps * rateScale)
+    if spec.kind == "dumbbell":
+        topo = (
+            f'{{ kind = "dumbbell", hosts_per_side = {spec.flows}, '
+            f'bottleneck = {{ rate = "{int(spec.bottleneck_gbps * 1e9 * scale)}bps", delay = "{spec.delay_ns}ns" }} }}'
+        )
+    else:
+        topo = f'{{ kind = "single_rack", hosts = {spec.flows + 1} }}'
+    # What a non-ECT frame over the threshold meets. ns-3's DCTCP sends every packet ECT
+    # (SYN, pure ACK and FIN too, as Linux's DCTCP does), so its RED never meets a non-ECT
+    # packet where every flow is DCTCP (no such drop in any reference); pl2's DCTCP sets
+    # ECT on data only, so there it passes its SYNs and ACKs, as ns-3's are marked and
+    # pass. With a non-ECN flow beside it, the scenario's setting (README).
+    ecn_only = all(spec.flow_cc(f) == "dctcp" for f in range(spec.flows))
+    non_ect = f', non_ect = "{"pass" if ecn_only else spec.non_ect}"' if spec.ecn_frames else ""
+    lines = [
+        f'name = "{spec.name}"',
+        f"seed = {seed}",
+        "",
+        "[run]",
+        f'duration = "{spec.duration_ns}ns"',
+        "stop_when_delivered = true",
+        "",
+        "[network]",
+        'mtu = "1500B"',
+        'framing = { vlan_tag = false, link = "ppp" }' if ns3_rules else "framing = { vlan_tag = false }",
+        f"topology = {topo}",
+        f'link = {{ rate = "{host_bps}bps", delay = "{spec.delay_ns}ns" }}',
+        "host = { threads = 1, send_latency = \"0ns\", recv_latency = \"0ns\" }",
+        f'switch = {{ latency = "0ns", cut_through = false, dynamic_thresholds = false, buffer = "64MiB", '
+        f'port_limit = "{spec.limit_frames * full}B", ecn = {ecn}{non_ect} }}',
+        "",
+        "[transport]",
+        *_tcp(spec.flow_cc(0), handshake, ns3_rules),
+    ]
+    # mixed scenarios: every further algorithm as a named transport (its workloads select it)
+    for cc in sorted({spec.flow_cc(f) for f in range(spec.flows)} - {spec.flow_cc(0)}):
+        lines += ["", f"[transports.{cc}]", *_tcp(cc, handshake, ns3_rules)]
     lines += [
         "",
         "[metrics]",
@@ -121,6 +139,8 @@ def toml(spec: Spec, seed: int, handshake: bool = True, ns3_rules: bool = False)
         receiver = spec.flows  # first host on the right
         for i in range(spec.flows):
             lines += ["", "[[workload]]", 'kind = "persistent"', f"senders = [{i}]", f"receiver = {receiver}", f'size = "{PERSISTENT_MSG}B"', f'start = "{starts[i]}ns"']
+            if spec.flow_cc(i) != spec.flow_cc(0):
+                lines.append(f'transport = "{spec.flow_cc(i)}"')
     else:
         receiver = spec.flows
         for i in range(spec.flows):
@@ -179,6 +199,7 @@ def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float, queue_
             tputs.append(b * 8 / ((t1 - t0) / ps))
         row["throughput_gbps"] = sum(tputs)
         row["jain"] = jain(tputs)
+        row["flow0_share"] = tputs[0] / sum(tputs) if sum(tputs) else math.nan
         cw = t["probes"].filter(pl.col("name") == "tcp_cwnd")
         samples: list[float] = []
         for f in range(spec.flows):
@@ -208,6 +229,7 @@ def summarise(spec: Spec, seed: int, summary: dict, t: dict, wall: float, queue_
     row["queue_p50_bytes"] = quantile(q, 0.5)
     row["queue_p99_bytes"] = quantile(q, 0.99)
     row["drops"] = sum(summary["drops"].values())
+    row["nonect_drops"] = summary["drops"].get("non_ect", 0)
     tcp = summary.get("tcp") or {}
     row["retransmissions"] = tcp.get("retransmissions", math.nan)
     row["timeouts"] = tcp.get("timeouts", math.nan)

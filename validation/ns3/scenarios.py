@@ -1,7 +1,7 @@
 """The validation scenarios in ns-3, through its Python bindings (`pip install
 ns3==3.44.post0`; cppyy JIT-compiles the model below once per process).
 
-    python validation/ns3/scenarios.py            # every scenario × 10 seeds → reference/*.csv
+    python validation/ns3/scenarios.py            # every scenario × 50 seeds → reference/*.csv
     python validation/ns3/scenarios.py --only incast-dctcp-8x1MB --seeds 1 2
 
 The scenario definitions live in ns3_common.py; README.md lists every ns-3 default changed
@@ -20,9 +20,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ns3_common import (  # noqa: E402
     NS3_FULL,
+    NS3_IP_FULL,
     NS3_VERSION,
+    RARE_SEEDS,
     SCENARIOS,
-    SEEDS,
     WINDOW_NS,
     WIRE_FULL,
     Spec,
@@ -47,13 +48,45 @@ CPP = r"""
 namespace pl2v {
 using namespace ns3;
 
+// A mark-only step marker (pl2's `non_ect = "pass"`): RED's step rule as configured below
+// (mark when the queue disc holds at least `th` before the packet joins, as RED with
+// QW = 1 and MinTh = MaxTh) for ECN-capable packets; a packet that is not ECN-capable
+// passes unmarked where RED with ECN would drop it. Drop-tail at `MaxSize`.
+class StepMarkQueueDisc : public QueueDisc {
+public:
+  static TypeId GetTypeId() {
+    static TypeId tid = TypeId("pl2v::StepMarkQueueDisc").SetParent<QueueDisc>().SetGroupName("TrafficControl")
+      .AddConstructor<StepMarkQueueDisc>()
+      .AddAttribute("MaxSize", "limit", QueueSizeValue(QueueSize("100p")),
+                    MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize), MakeQueueSizeChecker())
+      .AddAttribute("Threshold", "marking threshold in the queue's unit", DoubleValue(1),
+                    MakeDoubleAccessor(&StepMarkQueueDisc::m_th), MakeDoubleChecker<double>());
+    return tid;
+  }
+  StepMarkQueueDisc() : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE) {}
+  double m_th = 1;
+private:
+  bool DoEnqueue(Ptr<QueueDiscItem> item) override {
+    uint32_t n = GetInternalQueue(0)->GetCurrentSize().GetValue();
+    if (n >= m_th && n > 1) Mark(item, "Step mark");  // false (no mark) for a non-ECT packet
+    return GetInternalQueue(0)->Enqueue(item);          // the internal queue drops at MaxSize
+  }
+  Ptr<QueueDiscItem> DoDequeue() override { return GetInternalQueue(0)->Dequeue(); }
+  bool CheckConfig() override {
+    if (GetNInternalQueues() == 0)
+      AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>("MaxSize", QueueSizeValue(GetMaxSize())));
+    return GetNInternalQueues() == 1;
+  }
+  void InitializeParams() override {}
+};
+
 struct Rec {
   std::ostringstream out;          // "kind,flow,time_ns,value" lines
   // bottleneck port occupancy, in pl2 wire bytes, per-window maxima
   Ptr<QueueDisc> qd; Ptr<Queue<Packet>> devq; uint64_t inTx = 0;
   int64_t window = 10000; int64_t curWin = -1; uint64_t winMax = 0; bool active = false;
   std::vector<uint64_t> rxBytes; std::vector<int64_t> firstTx; std::vector<int64_t> done;
-  uint64_t msgBytes = 0; uint32_t remaining = 0; uint64_t drops = 0;
+  uint64_t msgBytes = 0; uint32_t remaining = 0; uint64_t drops = 0; uint64_t nonEctDrops = 0;
   std::vector<uint32_t> highTx; std::vector<uint64_t> retx, rto, segs;
   std::map<uint32_t, uint32_t> ipToFlow;
 };
@@ -79,12 +112,24 @@ static void OnU32(uint32_t, uint32_t) { Touch(); }
 static void OnTxBegin(Ptr<const Packet> p) { R->inTx = p->GetSize() + 36; Touch(); }
 static void OnTxEnd(Ptr<const Packet>) { R->inTx = 0; Touch(); }
 static void OnDrop(Ptr<const QueueDiscItem>) { R->drops++; }
+// RED drops a packet that is not ECN-capable where it would mark one that is ("Forced
+// drop" / "Unforced drop"); the limit's drops come from the internal queue.
+static void OnDropBefore(Ptr<const QueueDiscItem> item, const char* reason) {
+  std::string r(reason);
+  if (r == "Forced drop" || r == "Unforced drop") R->nonEctDrops++;
+}
 
 static void OnCwnd(uint32_t flow, uint32_t, uint32_t v) {
   R->out << "c," << flow << "," << Simulator::Now().GetNanoSeconds() << "," << v << "\n";
 }
-static void OnCong(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t n) {
-  if (n == TcpSocketState::CA_LOSS) R->rto[flow]++;
+// Every expiry of the retransmission timer, as pl2 counts `timeouts`: ns-3's
+// ReTxTimeout doubles m_rto (RFC 6298 5.5), and nothing else doubles it (an RTT sample
+// sets it to max(srtt + 4 rttvar, MinRto) = 1 ms here). Counting entries into CA_LOSS
+// instead (as before issue 24) misses the backed-off expiries of one episode, since a
+// traced value fires only when it changes (mixed-dctcp-cubic-drop seed 1: 4 entries,
+// 10 expiries).
+static void OnRto(uint32_t flow, Time o, Time n) {
+  if (n == o + o) R->rto[flow]++;
 }
 static void OnSockTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
   if (p->GetSize() == 0) return;
@@ -96,7 +141,7 @@ static void OnSockTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr
 static void Hook(Ptr<BulkSendApplication> app, uint32_t flow) {
   Ptr<TcpSocketBase> s = DynamicCast<TcpSocketBase>(app->GetSocket());
   s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, flow));
-  s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCong, flow));
+  s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, flow));
   s->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnSockTx, flow));
 }
 static void OnRx(Ptr<const Packet> p, const Address& from) {
@@ -113,17 +158,24 @@ static void OnRx(Ptr<const Packet> p, const Address& from) {
 }
 
 // kind 0 = dumbbell (flows senders left, one receiver right), 1 = incast (star).
-std::string Run(int kind, std::string cc, uint32_t flows, double hostBps, double bnBps, int64_t delayNs,
+// ccs: each sender's congestion control; limitPkts / ecnPkts: the port limit and marking
+// threshold in full frames, counted in bytes (fullBytes = 1500 IP bytes each) or, with
+// fullBytes = 0, in packets; nonEctDrop: RED with ECN (true) or the mark-only step queue.
+std::string Run(int kind, std::vector<std::string> ccs, uint32_t flows, double hostBps, double bnBps, int64_t delayNs,
                 uint32_t limitPkts, uint32_t ecnPkts, int64_t durationNs, uint64_t msgBytes,
-                std::vector<int64_t> startsNs, uint32_t seed, double rateScale) {
+                std::vector<int64_t> startsNs, uint32_t seed, double rateScale, uint32_t fullBytes, bool nonEctDrop) {
   Rec rec; R = &rec; rec.msgBytes = msgBytes; rec.remaining = flows;
   rec.rxBytes.assign(flows, 0); rec.firstTx.assign(flows, -1); rec.done.assign(flows, -1);
   rec.highTx.assign(flows, 0); rec.retx.assign(flows, 0); rec.rto.assign(flows, 0); rec.segs.assign(flows, 0);
   RngSeedManager::SetSeed(1); RngSeedManager::SetRun(seed);
 
   // --- TCP: datacenter settings (README lists each change from the ns-3 default) ---
-  std::string tid = cc == "new_reno" ? "ns3::TcpNewReno" : cc == "cubic" ? "ns3::TcpCubic" : "ns3::TcpDctcp";
-  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TypeId::LookupByName(tid)));
+  auto tidOf = [](const std::string& cc) {
+    return TypeId::LookupByName(cc == "new_reno" ? "ns3::TcpNewReno" : cc == "cubic" ? "ns3::TcpCubic" : "ns3::TcpDctcp");
+  };
+  // the first flow's algorithm everywhere (the receiver's sockets too: DCTCP's receiver
+  // side lives in TcpDctcp), then each sender's own below
+  Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(tidOf(ccs[0])));
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(1460));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
@@ -146,25 +198,38 @@ std::string Run(int kind, std::string cc, uint32_t flows, double hostBps, double
   switches.Create(kind == 0 ? 2 : 1);
   InternetStackHelper stack;
   stack.InstallAll();
+  for (uint32_t i = 0; i < flows; i++)
+    senders.Get(i)->GetObject<TcpL4Protocol>()->SetAttribute("SocketType", TypeIdValue(tidOf(ccs[i])));
 
   // A plain FIFO (or RED as DCTCP's step marker) sized like pl2's port limit; the
   // device queue holds 1 packet, so the backlog lives in the queue disc.
   TrafficControlHelper fifo;
   fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100000p")));
   TrafficControlHelper bottleneckTc;
-  uint32_t qdLimit = limitPkts > 2 ? limitPkts - 2 : 1;  // pl2 counts the device queue slot and the frame in service
+  // pl2 counts the device queue slot and the frame in service in its port limit, ns-3's
+  // queue disc does not: 2 full frames less
+  auto size = [&](uint32_t frames) {
+    return QueueSize(fullBytes ? std::to_string(uint64_t(frames) * fullBytes) + "B" : std::to_string(frames) + "p");
+  };
+  QueueSize qdLimit = size(limitPkts > 2 ? limitPkts - 2 : 1);
   if (ecnPkts > 0) {
     // RED compares the queue disc's length before the arriving packet is enqueued; pl2
     // compares its port's bytes with the arriving frame added, device slot and frame in
     // service included: pl2 marks with K - 1 frames ahead, so RED's threshold is K - 3.
     double th = ecnPkts > 3 ? ecnPkts - 3 : 1;
-    bottleneckTc.SetRootQueueDisc("ns3::RedQueueDisc",
-      "MaxSize", QueueSizeValue(QueueSize(std::to_string(qdLimit) + "p")),
-      "MinTh", DoubleValue(th), "MaxTh", DoubleValue(th), "QW", DoubleValue(1.0),
-      "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false),
-      "MeanPktSize", UintegerValue(1500));
+    if (fullBytes) th *= fullBytes;
+    if (nonEctDrop) {
+      bottleneckTc.SetRootQueueDisc("ns3::RedQueueDisc",
+        "MaxSize", QueueSizeValue(qdLimit),
+        "MinTh", DoubleValue(th), "MaxTh", DoubleValue(th), "QW", DoubleValue(1.0),
+        "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false), "Gentle", BooleanValue(false),
+        "MeanPktSize", UintegerValue(1500));
+    } else {
+      StepMarkQueueDisc::GetTypeId();
+      bottleneckTc.SetRootQueueDisc("pl2v::StepMarkQueueDisc", "MaxSize", QueueSizeValue(qdLimit), "Threshold", DoubleValue(th));
+    }
   } else {
-    bottleneckTc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(std::to_string(qdLimit) + "p")));
+    bottleneckTc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(qdLimit));
   }
 
   auto link = [&](Ptr<Node> a, Ptr<Node> b, double bps) {
@@ -213,6 +278,7 @@ std::string Run(int kind, std::string cc, uint32_t flows, double hostBps, double
   rec.devq = pd->GetQueue();
   rec.qd->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnU32));
   rec.qd->TraceConnectWithoutContext("Drop", MakeCallback(&OnDrop));
+  rec.qd->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&OnDropBefore));
   rec.devq->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnU32));
   pd->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnTxBegin));
   pd->TraceConnectWithoutContext("PhyTxEnd", MakeCallback(&OnTxEnd));
@@ -238,7 +304,7 @@ std::string Run(int kind, std::string cc, uint32_t flows, double hostBps, double
   if (rec.active) rec.out << "q,0," << rec.curWin * rec.window << "," << rec.winMax << "\n";
   for (uint32_t i = 0; i < flows; i++)
     rec.out << "f," << i << "," << rec.firstTx[i] << "," << rec.done[i] << "," << rec.retx[i] << "," << rec.rto[i] << "," << rec.segs[i] << "\n";
-  rec.out << "d,0,0," << rec.drops << "\n";
+  rec.out << "d,0,0," << rec.drops << "," << rec.nonEctDrops << "\n";
   rec.out << "t,0,0," << Simulator::Now().GetNanoSeconds() << "\n";
   Simulator::Destroy();
   R = nullptr;
@@ -267,19 +333,25 @@ def ns3_version() -> str:
     return version("ns3")
 
 
-def run_ns3(spec: Spec, seed: int) -> dict:
-    """One ns-3 run → the metric row of ns3_common.FIELDS."""
+def run_ns3(spec: Spec, seed: int, unit: str = "bytes") -> dict:
+    """One ns-3 run → the metric row of ns3_common.FIELDS. `unit`: how the bottleneck's
+    queue disc counts its limit and marking threshold, "bytes" (the references; pl2 counts
+    bytes) or "packets" (the references before issue 24, where a SYN or an ACK took a full
+    slot)."""
     import cppyy
 
     m = _load()
     starts = cppyy.gbl.std.vector["int64_t"]()
     for s in spec.starts_ns(seed):
         starts.push_back(s)
+    ccs = cppyy.gbl.std.vector["std::string"]()
+    for f in range(spec.flows):
+        ccs.push_back(spec.flow_cc(f))
     t0 = time.perf_counter()
     raw = str(
         m.Run(
             0 if spec.kind == "dumbbell" else 1,
-            spec.cc,
+            ccs,
             spec.flows,
             spec.host_gbps * 1e9,
             spec.bottleneck_gbps * 1e9,
@@ -291,6 +363,8 @@ def run_ns3(spec: Spec, seed: int) -> dict:
             starts,
             seed,
             NS3_FULL / WIRE_FULL,
+            NS3_IP_FULL if unit == "bytes" else 0,
+            spec.non_ect == "drop",
         )
     )
     wall = time.perf_counter() - t0
@@ -302,7 +376,7 @@ def metrics_from_raw(spec: Spec, seed: int, raw: str, wall: float) -> dict:
     rx: dict[int, list[tuple[int, float]]] = {}
     queue: list[tuple[int, float]] = []
     flows: list[list[int]] = []
-    drops = 0
+    drops = nonect = 0
     for line in raw.splitlines():
         k, a, b, *rest = line.split(",")
         if k == "c":
@@ -314,14 +388,15 @@ def metrics_from_raw(spec: Spec, seed: int, raw: str, wall: float) -> dict:
         elif k == "f":
             flows.append([int(x) for x in (b, *rest)])
         elif k == "d":
-            drops = int(rest[0])
-    return summarise(spec, seed, cwnd, rx, queue, flows, drops, wall)
+            drops, nonect = int(rest[0]), int(rest[1])
+    row = summarise(spec, seed, cwnd, rx, queue, flows, drops, wall)
+    row["nonect_drops"] = nonect
+    return row
 
 
 def summarise(spec, seed, cwnd, rx, queue, flows, drops, wall) -> dict:
-    """Shared by both sides: raw series → one row. `flows`: per flow
-    [first_tx_ns, done_ns, retransmissions, timeouts, segments]; `rx`: per flow
-    (time_ns, cumulative bytes delivered)."""
+    """Raw series → one row. `flows`: per flow [first_tx_ns, done_ns, retransmissions,
+    timeouts, segments]; `rx`: per flow (time_ns, cumulative bytes delivered)."""
     row: dict = {"scenario": spec.name, "seed": seed, "wall_s": wall}
     t0, t1 = spec.warmup_ns, spec.duration_ns
     if spec.kind == "dumbbell":
@@ -333,6 +408,7 @@ def summarise(spec, seed, cwnd, rx, queue, flows, drops, wall) -> dict:
             tputs.append((after - before) * 8 / (t1 - t0))  # bits/ns = Gbps
         row["throughput_gbps"] = sum(tputs)
         row["jain"] = jain(tputs)
+        row["flow0_share"] = tputs[0] / sum(tputs) if sum(tputs) else float("nan")
         samples: list[float] = []
         for f in range(spec.flows):
             samples += sample_and_hold(sorted(cwnd.get(f, [])), t0, t1, WINDOW_NS)
@@ -355,22 +431,27 @@ def summarise(spec, seed, cwnd, rx, queue, flows, drops, wall) -> dict:
     return row
 
 
-def header(spec: Spec, version: str) -> str:
+def header(spec: Spec, version: str, unit: str = "bytes") -> str:
+    ccs = "+".join(spec.flow_cc(f) for f in range(spec.flows)) if spec.ccs else spec.cc
+    qdisc = ("RED with ECN (non-ECT dropped)" if spec.non_ect == "drop" else "mark-only step (non-ECT passes)") if spec.ecn_frames else "FIFO"
     return (
         f"ns-3 reference for pl2 validation scenario {spec.name}\n"
         f"ns-3 version: {version} (PyPI wheel ns3=={version})\n"
         f"generated by validation/ns3/scenarios.py; settings in validation/ns3/README.md\n"
-        f"cc={spec.cc} flows={spec.flows} host={spec.host_gbps}Gbps bottleneck={spec.bottleneck_gbps}Gbps "
+        f"cc={ccs} flows={spec.flows} host={spec.host_gbps}Gbps bottleneck={spec.bottleneck_gbps}Gbps "
         f"delay={spec.delay_ns}ns limit={spec.limit_frames}frames ecn={spec.ecn_frames}frames "
-        f"duration={spec.duration_ns}ns warmup={spec.warmup_ns}ns msg={spec.msg_bytes}B"
+        f"duration={spec.duration_ns}ns warmup={spec.warmup_ns}ns msg={spec.msg_bytes}B\n"
+        f"bottleneck queue disc: {qdisc}, limit and threshold counted in {unit}"
+        + (f" ({NS3_IP_FULL} B per frame)" if unit == "bytes" else "")
     )
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", nargs="*", default=None, help="scenario names (default: all)")
-    ap.add_argument("--seeds", nargs="*", type=int, default=SEEDS)
+    ap.add_argument("--seeds", nargs="*", type=int, default=RARE_SEEDS)
     ap.add_argument("--out", type=Path, default=None, help="directory for the CSVs (default: reference/)")
+    ap.add_argument("--unit", choices=("bytes", "packets"), default="bytes", help="the queue disc's unit (packets: as before issue 24, for comparison)")
     a = ap.parse_args(argv)
     version = ns3_version()
     if version != NS3_VERSION:
@@ -379,11 +460,11 @@ def main(argv: list[str] | None = None) -> int:
         spec = SCENARIOS[name]
         rows = []
         for seed in a.seeds:
-            r = run_ns3(spec, seed)
+            r = run_ns3(spec, seed, a.unit)
             rows.append(r)
             print(f"{name} seed {seed}: " + ", ".join(f"{k}={v:.4g}" for k, v in r.items() if isinstance(v, float)), flush=True)
         path = (a.out / f"{name}.csv") if a.out else reference_path(name)
-        write_rows(path, rows, header(spec, version))
+        write_rows(path, rows, header(spec, version, a.unit))
     return 0
 
 

@@ -507,3 +507,35 @@ fn non_ect_frames_over_the_marking_threshold_pass_or_are_dropped() {
     assert!(pass < 0.2, "mark-only: DCTCP's share {pass}");
     assert!(drop > 0.7, "RED with ECN: DCTCP's share {drop}");
 }
+
+/// Issue 24: a frame that is not ECN-capable is dropped exactly where an ECN-capable one
+/// would be marked. One 10-segment message (the initial window) leaves at 100 Gb/s into
+/// a 10 Gb/s port. The i-th frame finds i − 1 frames at the port (the first needs
+/// 1233.6 ns to serialise, the tenth arrives 9 × 123.36 ns after it, so none has left),
+/// and the step rule counts the arriving frame: with the threshold at t bytes, frames
+/// i ≥ ⌈t / 1542⌉ are over it, 11 − ⌈t / 1542⌉ of the ten. DCTCP's frames (ECT) are
+/// marked there; CUBIC's (not ECT) pass with `non_ect = "pass"` and are dropped with
+/// `"drop"`, the same number, and nothing else is dropped (the resends after the
+/// timeout find at most three frames ahead).
+#[test]
+fn a_non_ect_frame_is_dropped_where_an_ect_frame_is_marked() {
+    use pl2_sim::config::NonEct;
+    use pl2_sim::metrics::DropReason;
+    let run = |cc: CcKind, non_ect: NonEct, threshold: u64| {
+        let mut net = two_hosts_one_switch(BitsPerSec::gbps(100), BitsPerSec::gbps(10));
+        net.switch.ecn = EcnConfig::Step { threshold: Bytes(threshold), at_dequeue: false };
+        net.switch.non_ect = non_ect;
+        let cfg = TcpConfig { cc: Some(cc), initial_window: 10, ..TcpConfig::default() };
+        let (sim, recs, st) = run_tcp(tcp(net, vec![msg(0, 0, 1, 10 * MSS)], cfg));
+        finished(&recs);
+        let c = sim.counters();
+        assert_eq!(c.total_drops(), c.drops[DropReason::NonEct as usize], "only the non-ECT rule drops here");
+        (st.ce_received, c.drops[DropReason::NonEct as usize])
+    };
+    for (threshold, over) in [(5 * 1542, 6), (5 * 1542 + 1, 5), (10 * 1542, 1), (10 * 1542 + 1, 0)] {
+        assert_eq!(run(CcKind::Dctcp, NonEct::Drop, threshold), (over, 0), "ECT, threshold {threshold} B");
+        assert_eq!(run(CcKind::Dctcp, NonEct::Pass, threshold), (over, 0), "ECT, threshold {threshold} B");
+        assert_eq!(run(CcKind::Cubic, NonEct::Drop, threshold), (0, over), "non-ECT dropped, threshold {threshold} B");
+        assert_eq!(run(CcKind::Cubic, NonEct::Pass, threshold), (0, 0), "non-ECT passes, threshold {threshold} B");
+    }
+}
