@@ -23,10 +23,8 @@ def run(ctx: Context) -> str:
         labels = [p[0] for p in pts]
         sweep.plot(ctx, df, labels, SLIDES, name, "static VOQ capacity (packets)", f"Static buffers, CUBIC, {racks} racks")
         if racks == ETALON_RACKS:
-            ours = {lab: 100 * (sweep.mean_of(df, lab, "util") or 0.0) for lab in labels}
-            ctx.claim("static VOQs: circuit utilisation 21, 31, 49, 77, 100, 100 % for 4–128 packets (CUBIC, etalon's 25 racks; "
-                      "each within 10 points)", "21–100 %", ", ".join(f"{k}: {v:.0f}" for k, v in ours.items()),
-                      all(abs(ours[k] - SLIDES[k]) <= 10 for k in labels if k in SLIDES))
+            sweep.util_claim(ctx, df, labels, SLIDES, "static VOQs: circuit utilisation 21, 31, 49, 77, 100, 100 % for 4–128 "
+                             "packets (CUBIC, etalon's 25 racks; each within 10 points)", "21–100 %")
         out += [f"**{racks} racks** ({'the issue' if racks == RACKS else 'etalon as run for the slides'}):", "",
                 sweep.result_table(df, labels, {k: f"{v:.0f}" for k, v in SLIDES.items()}, "VOQ capacity (packets)"), ""]
     out += ["In every run the packet network carries the same 8.6 Gbps (8 racks) or 9.5 Gbps (25 racks: a pair's circuit is "

@@ -41,6 +41,15 @@ def us(x: float | None) -> str:
     return "–" if x is None else f"{x:.0f}"
 
 
+def util_claim(ctx: Context, df: pl.DataFrame, labels: Sequence[str], slides: Mapping[str, float], text: str,
+               paper: str, prefix: str = "") -> None:
+    """Puts on the scorecard the claim that each point's circuit utilisation (%) is within 10
+    points of the slides' value, where the slides give one."""
+    ours = {lab: 100 * (mean_of(df, lab, "util") or 0.0) for lab in labels}
+    ctx.claim(text, paper, ", ".join(f"{prefix}{k}: {v:.0f}" for k, v in ours.items()),
+              all(abs(ours[k] - slides[k]) <= 10 for k in labels if k in slides))
+
+
 def result_table(df: pl.DataFrame, labels: Sequence[str], slides: Mapping[str, str], head: str) -> str:
     rows = []
     for lab in labels:
