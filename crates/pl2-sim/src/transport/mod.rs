@@ -21,6 +21,7 @@ pub mod roce;
 pub mod tcp;
 
 mod list;
+pub mod counters;
 mod module;
 
 use crate::packet::Packet;

@@ -39,84 +39,44 @@ use receiver::Receiver;
 use sender::Sender;
 use wire::Control;
 
-/// Homa counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct HomaStats {
-    /// Messages started by senders / delivered by receivers.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// Data packets sent unscheduled / scheduled (first transmissions and resends).
-    pub unscheduled_packets: u64,
-    pub scheduled_packets: u64,
-    /// Data packets sent, by 802.1Q priority (index 7 is Homa's level 0).
-    pub data_packets_by_prio: [u64; 8],
-    /// GRANTs sent by receivers / received by senders.
-    pub grants: u64,
-    pub grants_received: u64,
-    /// Largest wire bytes of one message unscheduled or granted and not received, at any
-    /// receiver (a maximum over hosts, not a sum). Never above RTTbytes plus one packet.
-    pub max_in_flight_bytes: u64,
-    /// RESEND timeouts, RESEND packets sent, RESENDs senders received.
-    pub resend_timeouts: u64,
-    pub resends: u64,
-    pub resends_received: u64,
-    /// Data packets sent again.
-    pub retransmissions: u64,
-    /// BUSY packets sent / received.
-    pub busy_sent: u64,
-    pub busy_received: u64,
-    /// Messages a receiver gave up on after repeated timeouts.
-    pub aborted: u64,
-    /// Data packets received twice, or for a closed message.
-    pub duplicates: u64,
-    /// GRANTs for a message the sender has finished.
-    pub stale_control: u64,
+crate::counters! {
+    /// Homa counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct HomaStats {
+        /// Messages started by senders / delivered by receivers.
+        pub messages_sent: u64,
+        pub messages_received: u64,
+        /// Data packets sent unscheduled / scheduled (first transmissions and resends).
+        pub unscheduled_packets: u64,
+        pub scheduled_packets: u64,
+        /// Data packets sent, by 802.1Q priority (index 7 is Homa's level 0).
+        pub data_packets_by_prio: [u64; 8],
+        /// GRANTs sent by receivers / received by senders.
+        pub grants: u64,
+        pub grants_received: u64,
+        /// Largest wire bytes of one message unscheduled or granted and not received, at any
+        /// receiver (a maximum over hosts, not a sum). Never above RTTbytes plus one packet.
+        pub max_in_flight_bytes: u64 => max,
+        /// RESEND timeouts, RESEND packets sent, RESENDs senders received.
+        pub resend_timeouts: u64,
+        pub resends: u64,
+        pub resends_received: u64,
+        /// Data packets sent again.
+        pub retransmissions: u64,
+        /// BUSY packets sent / received.
+        pub busy_sent: u64,
+        pub busy_received: u64,
+        /// Messages a receiver gave up on after repeated timeouts.
+        pub aborted: u64,
+        /// Data packets received twice, or for a closed message.
+        pub duplicates: u64,
+        /// GRANTs for a message the sender has finished.
+        pub stale_control: u64,
+    }
 }
 
 impl StatsSection for HomaStats {}
 
-impl HomaStats {
-    fn add(&mut self, o: &HomaStats) {
-        let HomaStats {
-            messages_sent,
-            messages_received,
-            unscheduled_packets,
-            scheduled_packets,
-            data_packets_by_prio,
-            grants,
-            grants_received,
-            max_in_flight_bytes,
-            resend_timeouts,
-            resends,
-            resends_received,
-            retransmissions,
-            busy_sent,
-            busy_received,
-            aborted,
-            duplicates,
-            stale_control,
-        } = o;
-        self.messages_sent += messages_sent;
-        self.messages_received += messages_received;
-        self.unscheduled_packets += unscheduled_packets;
-        self.scheduled_packets += scheduled_packets;
-        for (a, b) in self.data_packets_by_prio.iter_mut().zip(data_packets_by_prio) {
-            *a += b;
-        }
-        self.grants += grants;
-        self.grants_received += grants_received;
-        self.max_in_flight_bytes = self.max_in_flight_bytes.max(*max_in_flight_bytes);
-        self.resend_timeouts += resend_timeouts;
-        self.resends += resends;
-        self.resends_received += resends_received;
-        self.retransmissions += retransmissions;
-        self.busy_sent += busy_sent;
-        self.busy_received += busy_received;
-        self.aborted += aborted;
-        self.duplicates += duplicates;
-        self.stale_control += stale_control;
-    }
-}
 
 /// The Homa module.
 pub struct Homa;

@@ -48,98 +48,52 @@ use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
 
-/// NDP counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct NdpStats {
-    /// Messages started by senders / whose final cumulative ACK reached the sender /
-    /// delivered by receivers.
-    pub messages_sent: u64,
-    pub messages_acked: u64,
-    pub messages_received: u64,
-    /// New data packets sent (first transmissions).
-    pub data_sent: u64,
-    /// Data packets resent on a pull (after a NACK or a returned header) / by the timeout
-    /// / at once on a returned header.
-    pub retransmissions_pulled: u64,
-    pub retransmissions_rto: u64,
-    pub retransmissions_returned: u64,
-    /// Returned headers senders got.
-    pub headers_returned: u64,
-    /// Timeouts that expired (each resends every overdue packet, possibly none).
-    pub timeouts: u64,
-    /// ACKs and NACKs receivers sent (after a delivery too).
-    pub acks_sent: u64,
-    pub nacks_sent: u64,
-    /// PULL frames the pacers sent / ACKs and NACKs that carried the pull themselves.
-    pub pulls_sent: u64,
-    pub pulls_piggybacked: u64,
-    /// Queued PULLs discarded when their message completed.
-    pub pulls_flushed: u64,
-    /// ACKs, NACKs and PULLs senders received.
-    pub acks_received: u64,
-    pub nacks_received: u64,
-    pub pulls_received: u64,
-    /// Trimmed headers receivers got.
-    pub trimmed_received: u64,
-    /// Data packets received again (or for a delivered message).
-    pub duplicates: u64,
-    /// Pull credit senders held unused when their message finished (pulls beyond what
-    /// they had to send).
-    pub pull_credit_unused: u64,
-    /// ACKs, NACKs and PULLs for a message the sender has finished.
-    pub stale_control: u64,
+crate::counters! {
+    /// NDP counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct NdpStats {
+        /// Messages started by senders / whose final cumulative ACK reached the sender /
+        /// delivered by receivers.
+        pub messages_sent: u64,
+        pub messages_acked: u64,
+        pub messages_received: u64,
+        /// New data packets sent (first transmissions).
+        pub data_sent: u64,
+        /// Data packets resent on a pull (after a NACK or a returned header) / by the timeout
+        /// / at once on a returned header.
+        pub retransmissions_pulled: u64,
+        pub retransmissions_rto: u64,
+        pub retransmissions_returned: u64,
+        /// Returned headers senders got.
+        pub headers_returned: u64,
+        /// Timeouts that expired (each resends every overdue packet, possibly none).
+        pub timeouts: u64,
+        /// ACKs and NACKs receivers sent (after a delivery too).
+        pub acks_sent: u64,
+        pub nacks_sent: u64,
+        /// PULL frames the pacers sent / ACKs and NACKs that carried the pull themselves.
+        pub pulls_sent: u64,
+        pub pulls_piggybacked: u64,
+        /// Queued PULLs discarded when their message completed.
+        pub pulls_flushed: u64,
+        /// ACKs, NACKs and PULLs senders received.
+        pub acks_received: u64,
+        pub nacks_received: u64,
+        pub pulls_received: u64,
+        /// Trimmed headers receivers got.
+        pub trimmed_received: u64,
+        /// Data packets received again (or for a delivered message).
+        pub duplicates: u64,
+        /// Pull credit senders held unused when their message finished (pulls beyond what
+        /// they had to send).
+        pub pull_credit_unused: u64,
+        /// ACKs, NACKs and PULLs for a message the sender has finished.
+        pub stale_control: u64,
+    }
 }
 
 impl StatsSection for NdpStats {}
 
-impl NdpStats {
-    fn add(&mut self, o: &NdpStats) {
-        let NdpStats {
-            messages_sent,
-            messages_acked,
-            messages_received,
-            data_sent,
-            retransmissions_pulled,
-            retransmissions_rto,
-            retransmissions_returned,
-            headers_returned,
-            timeouts,
-            acks_sent,
-            nacks_sent,
-            pulls_sent,
-            pulls_piggybacked,
-            pulls_flushed,
-            acks_received,
-            nacks_received,
-            pulls_received,
-            trimmed_received,
-            duplicates,
-            pull_credit_unused,
-            stale_control,
-        } = o;
-        self.messages_sent += messages_sent;
-        self.messages_acked += messages_acked;
-        self.messages_received += messages_received;
-        self.data_sent += data_sent;
-        self.retransmissions_pulled += retransmissions_pulled;
-        self.retransmissions_rto += retransmissions_rto;
-        self.retransmissions_returned += retransmissions_returned;
-        self.headers_returned += headers_returned;
-        self.timeouts += timeouts;
-        self.acks_sent += acks_sent;
-        self.nacks_sent += nacks_sent;
-        self.pulls_sent += pulls_sent;
-        self.pulls_piggybacked += pulls_piggybacked;
-        self.pulls_flushed += pulls_flushed;
-        self.acks_received += acks_received;
-        self.nacks_received += nacks_received;
-        self.pulls_received += pulls_received;
-        self.trimmed_received += trimmed_received;
-        self.duplicates += duplicates;
-        self.pull_credit_unused += pull_credit_unused;
-        self.stale_control += stale_control;
-    }
-}
 
 /// The NDP module.
 pub struct Ndp;

@@ -35,86 +35,46 @@ use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
 
-/// pHost counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PhostStats {
-    /// Messages started by senders / delivered by receivers.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// RTS packets sent at flow starts / again after `rts_timeout`.
-    pub rts_sent: u64,
-    pub rts_resent: u64,
-    /// Tokens sent by receivers / received by senders / expired unused at senders (the
-    /// free tokens a sender gives itself at a flow's start included, so it can exceed
-    /// `tokens_received`).
-    pub tokens_sent: u64,
-    pub tokens_received: u64,
-    pub tokens_expired: u64,
-    /// Token slots skipped for free packets on their way (YAPS `hold_on`).
-    pub held_slots: u64,
-    /// Data packets sent (resends included), of which on free tokens.
-    pub data_sent: u64,
-    pub free_data_sent: u64,
-    /// Data packets sent beyond each acknowledged flow's packet count.
-    pub data_resent: u64,
-    /// Data packets received, and those already received or of a delivered message.
-    pub data_received: u64,
-    pub duplicates: u64,
-    /// Re-grants of missing packets after the resend timeout.
-    pub regrants: u64,
-    /// Windows relaxed after the window timeout.
-    pub window_relaxed: u64,
-    /// ACKs sent by receivers (repeats included) / received by senders for a live flow.
-    pub acks_sent: u64,
-    pub acks_received: u64,
-    /// Tokens or ACKs about a flow the sender no longer has.
-    pub stale_control: u64,
+crate::counters! {
+    /// pHost counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct PhostStats {
+        /// Messages started by senders / delivered by receivers.
+        pub messages_sent: u64,
+        pub messages_received: u64,
+        /// RTS packets sent at flow starts / again after `rts_timeout`.
+        pub rts_sent: u64,
+        pub rts_resent: u64,
+        /// Tokens sent by receivers / received by senders / expired unused at senders (the
+        /// free tokens a sender gives itself at a flow's start included, so it can exceed
+        /// `tokens_received`).
+        pub tokens_sent: u64,
+        pub tokens_received: u64,
+        pub tokens_expired: u64,
+        /// Token slots skipped for free packets on their way (YAPS `hold_on`).
+        pub held_slots: u64,
+        /// Data packets sent (resends included), of which on free tokens.
+        pub data_sent: u64,
+        pub free_data_sent: u64,
+        /// Data packets sent beyond each acknowledged flow's packet count.
+        pub data_resent: u64,
+        /// Data packets received, and those already received or of a delivered message.
+        pub data_received: u64,
+        pub duplicates: u64,
+        /// Re-grants of missing packets after the resend timeout.
+        pub regrants: u64,
+        /// Windows relaxed after the window timeout.
+        pub window_relaxed: u64,
+        /// ACKs sent by receivers (repeats included) / received by senders for a live flow.
+        pub acks_sent: u64,
+        pub acks_received: u64,
+        /// Tokens or ACKs about a flow the sender no longer has.
+        pub stale_control: u64,
+    }
 }
 
 impl StatsSection for PhostStats {}
 
-impl PhostStats {
-    fn add(&mut self, o: &PhostStats) {
-        let PhostStats {
-            messages_sent,
-            messages_received,
-            rts_sent,
-            rts_resent,
-            tokens_sent,
-            tokens_received,
-            tokens_expired,
-            held_slots,
-            data_sent,
-            free_data_sent,
-            data_resent,
-            data_received,
-            duplicates,
-            regrants,
-            window_relaxed,
-            acks_sent,
-            acks_received,
-            stale_control,
-        } = o;
-        self.messages_sent += messages_sent;
-        self.messages_received += messages_received;
-        self.rts_sent += rts_sent;
-        self.rts_resent += rts_resent;
-        self.tokens_sent += tokens_sent;
-        self.tokens_received += tokens_received;
-        self.tokens_expired += tokens_expired;
-        self.held_slots += held_slots;
-        self.data_sent += data_sent;
-        self.free_data_sent += free_data_sent;
-        self.data_resent += data_resent;
-        self.data_received += data_received;
-        self.duplicates += duplicates;
-        self.regrants += regrants;
-        self.window_relaxed += window_relaxed;
-        self.acks_sent += acks_sent;
-        self.acks_received += acks_received;
-        self.stale_control += stale_control;
-    }
-}
 
 /// The pHost module.
 pub struct Phost;

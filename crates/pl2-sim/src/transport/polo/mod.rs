@@ -36,95 +36,51 @@ use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
 
-/// Polo counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PoloStats {
-    /// Messages started by senders / delivered by receivers.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// Adjoint packets sent (one per data packet, resends included).
-    pub adjoints: u64,
-    /// Driving packets sent by receivers / received by senders.
-    pub driving_sent: u64,
-    pub driving_received: u64,
-    /// Driving packets sent to a flow with nothing left to send (only without the
-    /// wasted-driving optimisation, Polo^a).
-    pub driving_wasted: u64,
-    /// ECN-marked data packets received.
-    pub marked_packets: u64,
-    /// Epochs closed, and closed by the guard timer (ack or echo lost).
-    pub epochs: u64,
-    pub epoch_timeouts: u64,
-    /// Epoch echoes senders returned.
-    pub epoch_echoes: u64,
-    /// Loss packets from recovery 1 (gaps, also at a resume) and recovery 2 (idle epochs).
-    pub gap_losses: u64,
-    pub idle_losses: u64,
-    /// Loss packets senders received.
-    pub loss_received: u64,
-    /// Recovery 3: sender timeouts.
-    pub timeouts: u64,
-    /// Data packets sent again.
-    pub retransmissions: u64,
-    /// Data packets received twice, or for a message already delivered.
-    pub duplicates: u64,
-    /// Flows paused at their first packet / resumed when an active flow finished.
-    pub pauses: u64,
-    pub resumes: u64,
-    /// Pause packets senders received.
-    pub pauses_received: u64,
-    /// Packets about a flow the sender no longer has.
-    pub stale_control: u64,
+crate::counters! {
+    /// Polo counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct PoloStats {
+        /// Messages started by senders / delivered by receivers.
+        pub messages_sent: u64,
+        pub messages_received: u64,
+        /// Adjoint packets sent (one per data packet, resends included).
+        pub adjoints: u64,
+        /// Driving packets sent by receivers / received by senders.
+        pub driving_sent: u64,
+        pub driving_received: u64,
+        /// Driving packets sent to a flow with nothing left to send (only without the
+        /// wasted-driving optimisation, Polo^a).
+        pub driving_wasted: u64,
+        /// ECN-marked data packets received.
+        pub marked_packets: u64,
+        /// Epochs closed, and closed by the guard timer (ack or echo lost).
+        pub epochs: u64,
+        pub epoch_timeouts: u64,
+        /// Epoch echoes senders returned.
+        pub epoch_echoes: u64,
+        /// Loss packets from recovery 1 (gaps, also at a resume) and recovery 2 (idle epochs).
+        pub gap_losses: u64,
+        pub idle_losses: u64,
+        /// Loss packets senders received.
+        pub loss_received: u64,
+        /// Recovery 3: sender timeouts.
+        pub timeouts: u64,
+        /// Data packets sent again.
+        pub retransmissions: u64,
+        /// Data packets received twice, or for a message already delivered.
+        pub duplicates: u64,
+        /// Flows paused at their first packet / resumed when an active flow finished.
+        pub pauses: u64,
+        pub resumes: u64,
+        /// Pause packets senders received.
+        pub pauses_received: u64,
+        /// Packets about a flow the sender no longer has.
+        pub stale_control: u64,
+    }
 }
 
 impl StatsSection for PoloStats {}
 
-impl PoloStats {
-    fn add(&mut self, o: &PoloStats) {
-        let PoloStats {
-            messages_sent,
-            messages_received,
-            adjoints,
-            driving_sent,
-            driving_received,
-            driving_wasted,
-            marked_packets,
-            epochs,
-            epoch_timeouts,
-            epoch_echoes,
-            gap_losses,
-            idle_losses,
-            loss_received,
-            timeouts,
-            retransmissions,
-            duplicates,
-            pauses,
-            resumes,
-            pauses_received,
-            stale_control,
-        } = o;
-        self.messages_sent += messages_sent;
-        self.messages_received += messages_received;
-        self.adjoints += adjoints;
-        self.driving_sent += driving_sent;
-        self.driving_received += driving_received;
-        self.driving_wasted += driving_wasted;
-        self.marked_packets += marked_packets;
-        self.epochs += epochs;
-        self.epoch_timeouts += epoch_timeouts;
-        self.epoch_echoes += epoch_echoes;
-        self.gap_losses += gap_losses;
-        self.idle_losses += idle_losses;
-        self.loss_received += loss_received;
-        self.timeouts += timeouts;
-        self.retransmissions += retransmissions;
-        self.duplicates += duplicates;
-        self.pauses += pauses;
-        self.resumes += resumes;
-        self.pauses_received += pauses_received;
-        self.stale_control += stale_control;
-    }
-}
 
 /// The Polo module.
 pub struct Polo;

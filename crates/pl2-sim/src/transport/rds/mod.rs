@@ -44,58 +44,42 @@ use crate::units::SimTime;
 use receiver::Receiver;
 use sender::Sender;
 
-/// RDS counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RdsStats {
-    /// Messages started by senders / delivered by receivers.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// GRANT frames sent.
-    pub grants: u64,
-    /// Gaps detected from out-of-order arrivals (each sends one NACK at once).
-    pub gap_nacks: u64,
-    /// NACK frames sent (gap and timeout).
-    pub nack_frames: u64,
-    /// Receiver timeouts that found missing packets (each NACKs every missing run).
-    pub receiver_timeouts: u64,
-    /// Sender timeouts (each resends every unscheduled packet).
-    pub sender_timeouts: u64,
-    /// Data frames sent again.
-    pub retransmissions: u64,
-    /// Data frames received twice, or for a message already delivered.
-    pub duplicates: u64,
-    /// DONE frames sent (one per delivery, and one per duplicate of a delivered message).
-    pub done_sent: u64,
-    /// GRANT and NACK frames the senders received.
-    pub grants_received: u64,
-    pub nacks_received: u64,
-    /// Control frames for a message the sender no longer has (after DONE).
-    pub stale_control: u64,
-    /// Largest granted-but-not-received byte count of any sender at any receiver (the
-    /// maximum, not a sum, over hosts). Never above `rtt_bytes`.
-    pub max_outstanding_bytes: u64,
+crate::counters! {
+    /// RDS counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct RdsStats {
+        /// Messages started by senders / delivered by receivers.
+        pub messages_sent: u64,
+        pub messages_received: u64,
+        /// GRANT frames sent.
+        pub grants: u64,
+        /// Gaps detected from out-of-order arrivals (each sends one NACK at once).
+        pub gap_nacks: u64,
+        /// NACK frames sent (gap and timeout).
+        pub nack_frames: u64,
+        /// Receiver timeouts that found missing packets (each NACKs every missing run).
+        pub receiver_timeouts: u64,
+        /// Sender timeouts (each resends every unscheduled packet).
+        pub sender_timeouts: u64,
+        /// Data frames sent again.
+        pub retransmissions: u64,
+        /// Data frames received twice, or for a message already delivered.
+        pub duplicates: u64,
+        /// DONE frames sent (one per delivery, and one per duplicate of a delivered message).
+        pub done_sent: u64,
+        /// GRANT and NACK frames the senders received.
+        pub grants_received: u64,
+        pub nacks_received: u64,
+        /// Control frames for a message the sender no longer has (after DONE).
+        pub stale_control: u64,
+        /// Largest granted-but-not-received byte count of any sender at any receiver (the
+        /// maximum, not a sum, over hosts). Never above `rtt_bytes`.
+        pub max_outstanding_bytes: u64 => max,
+    }
 }
 
 impl StatsSection for RdsStats {}
 
-impl RdsStats {
-    fn add(&mut self, o: &RdsStats) {
-        self.messages_sent += o.messages_sent;
-        self.messages_received += o.messages_received;
-        self.grants += o.grants;
-        self.gap_nacks += o.gap_nacks;
-        self.nack_frames += o.nack_frames;
-        self.receiver_timeouts += o.receiver_timeouts;
-        self.sender_timeouts += o.sender_timeouts;
-        self.retransmissions += o.retransmissions;
-        self.duplicates += o.duplicates;
-        self.done_sent += o.done_sent;
-        self.grants_received += o.grants_received;
-        self.nacks_received += o.nacks_received;
-        self.stale_control += o.stale_control;
-        self.max_outstanding_bytes = self.max_outstanding_bytes.max(o.max_outstanding_bytes);
-    }
-}
 
 /// The RDS module.
 pub struct Rds;

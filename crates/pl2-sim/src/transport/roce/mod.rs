@@ -51,107 +51,53 @@ use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
 
-/// RoCE counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct RoceStats {
-    /// Messages started / whose last acknowledgement reached the sender / delivered.
-    pub messages_sent: u64,
-    pub messages_acked: u64,
-    pub messages_received: u64,
-    /// Data packets sent the first time / again (go-back-N, selective repeat, timeout).
-    pub data_sent: u64,
-    pub retransmissions: u64,
-    /// ACKs and NACKs receivers sent / senders received.
-    pub acks_sent: u64,
-    pub acks_received: u64,
-    pub nacks_sent: u64,
-    pub nacks_received: u64,
-    /// NACKs that rewound a go-back-N sender.
-    pub go_back_n_rewinds: u64,
-    /// Timeouts that found packets unacknowledged.
-    pub timeouts: u64,
-    /// Data packets received twice (or for a delivered message) / beyond a gap.
-    pub duplicates: u64,
-    pub out_of_order: u64,
-    /// Marked (CE) data packets received.
-    pub marked_packets: u64,
-    /// CNPs sent by notification points (frames, or flags on ACKs) / received by senders.
-    pub cnps_sent: u64,
-    pub cnps_received: u64,
-    /// Rate cuts, and cuts that hit the minimum rate.
-    pub rate_decreases: u64,
-    pub min_rate_reached: u64,
-    /// Rate-increase events by phase.
-    pub fast_recovery_steps: u64,
-    pub additive_increases: u64,
-    pub hyper_increases: u64,
-    /// ACKs, NACKs or CNPs for a message the sender no longer has.
-    pub stale_control: u64,
-    /// SFC signals that paused one of the host's flows / named a flow it no longer has.
-    pub sfc_pauses: u64,
-    pub sfc_stale: u64,
-    /// Time SFC signals added to flows' pauses (ps; overlapping pauses counted once).
-    pub sfc_paused_ps: u64,
+crate::counters! {
+    /// RoCE counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct RoceStats {
+        /// Messages started / whose last acknowledgement reached the sender / delivered.
+        pub messages_sent: u64,
+        pub messages_acked: u64,
+        pub messages_received: u64,
+        /// Data packets sent the first time / again (go-back-N, selective repeat, timeout).
+        pub data_sent: u64,
+        pub retransmissions: u64,
+        /// ACKs and NACKs receivers sent / senders received.
+        pub acks_sent: u64,
+        pub acks_received: u64,
+        pub nacks_sent: u64,
+        pub nacks_received: u64,
+        /// NACKs that rewound a go-back-N sender.
+        pub go_back_n_rewinds: u64,
+        /// Timeouts that found packets unacknowledged.
+        pub timeouts: u64,
+        /// Data packets received twice (or for a delivered message) / beyond a gap.
+        pub duplicates: u64,
+        pub out_of_order: u64,
+        /// Marked (CE) data packets received.
+        pub marked_packets: u64,
+        /// CNPs sent by notification points (frames, or flags on ACKs) / received by senders.
+        pub cnps_sent: u64,
+        pub cnps_received: u64,
+        /// Rate cuts, and cuts that hit the minimum rate.
+        pub rate_decreases: u64,
+        pub min_rate_reached: u64,
+        /// Rate-increase events by phase.
+        pub fast_recovery_steps: u64,
+        pub additive_increases: u64,
+        pub hyper_increases: u64,
+        /// ACKs, NACKs or CNPs for a message the sender no longer has.
+        pub stale_control: u64,
+        /// SFC signals that paused one of the host's flows / named a flow it no longer has.
+        pub sfc_pauses: u64,
+        pub sfc_stale: u64,
+        /// Time SFC signals added to flows' pauses (ps; overlapping pauses counted once).
+        pub sfc_paused_ps: u64,
+    }
 }
 
 impl StatsSection for RoceStats {}
 
-impl RoceStats {
-    fn add(&mut self, o: &RoceStats) {
-        let RoceStats {
-            messages_sent,
-            messages_acked,
-            messages_received,
-            data_sent,
-            retransmissions,
-            acks_sent,
-            acks_received,
-            nacks_sent,
-            nacks_received,
-            go_back_n_rewinds,
-            timeouts,
-            duplicates,
-            out_of_order,
-            marked_packets,
-            cnps_sent,
-            cnps_received,
-            rate_decreases,
-            min_rate_reached,
-            fast_recovery_steps,
-            additive_increases,
-            hyper_increases,
-            stale_control,
-            sfc_pauses,
-            sfc_stale,
-            sfc_paused_ps,
-        } = o;
-        self.messages_sent += messages_sent;
-        self.messages_acked += messages_acked;
-        self.messages_received += messages_received;
-        self.data_sent += data_sent;
-        self.retransmissions += retransmissions;
-        self.acks_sent += acks_sent;
-        self.acks_received += acks_received;
-        self.nacks_sent += nacks_sent;
-        self.nacks_received += nacks_received;
-        self.go_back_n_rewinds += go_back_n_rewinds;
-        self.timeouts += timeouts;
-        self.duplicates += duplicates;
-        self.out_of_order += out_of_order;
-        self.marked_packets += marked_packets;
-        self.cnps_sent += cnps_sent;
-        self.cnps_received += cnps_received;
-        self.rate_decreases += rate_decreases;
-        self.min_rate_reached += min_rate_reached;
-        self.fast_recovery_steps += fast_recovery_steps;
-        self.additive_increases += additive_increases;
-        self.hyper_increases += hyper_increases;
-        self.stale_control += stale_control;
-        self.sfc_pauses += sfc_pauses;
-        self.sfc_stale += sfc_stale;
-        self.sfc_paused_ps += sfc_paused_ps;
-    }
-}
 
 /// The RoCE module.
 pub struct Roce;

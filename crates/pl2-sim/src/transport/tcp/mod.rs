@@ -53,46 +53,48 @@ use crate::units::SimTime;
 use receiver::Receiver;
 use sender::Sender;
 
-/// TCP counters (per host, or summed over a run).
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct TcpStats {
-    /// Messages written by senders.
-    pub messages_sent: u64,
-    /// New data segments sent (first transmissions).
-    pub segments_sent: u64,
-    /// Segments sent again (fast recovery and after timeouts).
-    pub retransmissions: u64,
-    /// Fast-recovery episodes entered (duplicate ACKs or SACK).
-    pub fast_recoveries: u64,
-    /// Retransmission timeouts.
-    pub timeouts: u64,
-    /// RTT samples taken (Karn's rule skips ACKs of resent segments).
-    pub rtt_samples: u64,
-    /// ACKs received, duplicate ACKs among them, ACKs ignored (old or unknown).
-    pub acks_received: u64,
-    pub dupacks: u64,
-    pub stale_acks: u64,
-    /// ACKs with ECN-Echo received.
-    pub ecn_echoes: u64,
-    /// Data segments received, out of order, duplicated.
-    pub segments_received: u64,
-    pub out_of_order: u64,
-    pub duplicates: u64,
-    /// Data segments received with CE set (marked by a switch).
-    pub ce_received: u64,
-    /// ACKs sent, and delayed ACKs sent by their timer.
-    pub acks_sent: u64,
-    pub delayed_ack_timeouts: u64,
-    /// Handshake (`handshake = true`; left out of serialised summaries while zero): SYNs
-    /// sent (resends included), SYN timeouts, SYN-ACKs sent and received.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub syns_sent: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub syn_timeouts: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub syn_acks_sent: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    pub syn_acks_received: u64,
+crate::counters! {
+    /// TCP counters (per host, or summed over a run).
+    #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct TcpStats {
+        /// Messages written by senders.
+        pub messages_sent: u64,
+        /// New data segments sent (first transmissions).
+        pub segments_sent: u64,
+        /// Segments sent again (fast recovery and after timeouts).
+        pub retransmissions: u64,
+        /// Fast-recovery episodes entered (duplicate ACKs or SACK).
+        pub fast_recoveries: u64,
+        /// Retransmission timeouts.
+        pub timeouts: u64,
+        /// RTT samples taken (Karn's rule skips ACKs of resent segments).
+        pub rtt_samples: u64,
+        /// ACKs received, duplicate ACKs among them, ACKs ignored (old or unknown).
+        pub acks_received: u64,
+        pub dupacks: u64,
+        pub stale_acks: u64,
+        /// ACKs with ECN-Echo received.
+        pub ecn_echoes: u64,
+        /// Data segments received, out of order, duplicated.
+        pub segments_received: u64,
+        pub out_of_order: u64,
+        pub duplicates: u64,
+        /// Data segments received with CE set (marked by a switch).
+        pub ce_received: u64,
+        /// ACKs sent, and delayed ACKs sent by their timer.
+        pub acks_sent: u64,
+        pub delayed_ack_timeouts: u64,
+        /// Handshake (`handshake = true`; left out of serialised summaries while zero): SYNs
+        /// sent (resends included), SYN timeouts, SYN-ACKs sent and received.
+        #[serde(skip_serializing_if = "is_zero")]
+        pub syns_sent: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub syn_timeouts: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub syn_acks_sent: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub syn_acks_received: u64,
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -101,30 +103,6 @@ fn is_zero(n: &u64) -> bool {
 
 impl StatsSection for TcpStats {}
 
-impl TcpStats {
-    fn add(&mut self, o: &TcpStats) {
-        self.messages_sent += o.messages_sent;
-        self.segments_sent += o.segments_sent;
-        self.retransmissions += o.retransmissions;
-        self.fast_recoveries += o.fast_recoveries;
-        self.timeouts += o.timeouts;
-        self.rtt_samples += o.rtt_samples;
-        self.acks_received += o.acks_received;
-        self.dupacks += o.dupacks;
-        self.stale_acks += o.stale_acks;
-        self.ecn_echoes += o.ecn_echoes;
-        self.segments_received += o.segments_received;
-        self.out_of_order += o.out_of_order;
-        self.duplicates += o.duplicates;
-        self.ce_received += o.ce_received;
-        self.acks_sent += o.acks_sent;
-        self.delayed_ack_timeouts += o.delayed_ack_timeouts;
-        self.syns_sent += o.syns_sent;
-        self.syn_timeouts += o.syn_timeouts;
-        self.syn_acks_sent += o.syn_acks_sent;
-        self.syn_acks_received += o.syn_acks_received;
-    }
-}
 
 /// The TCP module.
 pub struct Tcp;
