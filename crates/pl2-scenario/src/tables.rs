@@ -105,6 +105,10 @@ pub struct Collector {
     transport_names: Vec<String>,
     /// The network's framing (the trace's `frame_bytes`).
     framing: pl2_sim::framing::Framing,
+    /// Every node's name ([`node_name`]), made at the first flush: the `ports` and
+    /// `trace` tables name a node on every row, and formatting it per row was a tenth of
+    /// a long run's instructions.
+    node_names: Vec<String>,
     /// Write the `rpcs` / `iterations` tables even when empty.
     rpc_table: bool,
     iteration_table: bool,
@@ -139,6 +143,7 @@ impl Collector {
             rpcs: Vec::new(),
             iterations: Vec::new(),
             transport_names: vec![DEFAULT_TRANSPORT.to_string()],
+            node_names: Vec::new(),
             framing: pl2_sim::framing::Framing::default(),
             rpc_table: false,
             iteration_table: false,
@@ -247,15 +252,19 @@ impl Collector {
             return Ok(());
         }
         let w = self.window;
+        if self.node_names.is_empty() {
+            self.node_names = (0..graph.nodes()).map(|n| node_name(graph, n)).collect();
+        }
+        let names = &self.node_names;
         // Batches copy the buffered columns; the buffers are cleared, not replaced, so
         // their capacity is reused by the next rows instead of being regrown (and the
         // allocator's heap fragmented) every flush.
         let batches = [
             ("messages", messages_batch(&self.msgs, w, &self.transport_names)),
             ("drops", drops_batch(&self.drops)),
-            ("ports", ports_batch(&self.ports, graph)),
+            ("ports", ports_batch(&self.ports, graph, names)),
             ("goodput", goodput_batch(&self.goodput)),
-            ("trace", trace_batch(&self.trace, graph, &self.transport_names, self.framing)),
+            ("trace", trace_batch(&self.trace, names, &self.transport_names, self.framing)),
             ("probes", probes_batch(&self.probes, &self.transport_names)),
         ];
         self.msgs.clear();
@@ -406,11 +415,11 @@ pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
     }
 }
 
-fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph) -> RecordBatch {
+fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph, names: &[String]) -> RecordBatch {
     Columns::default()
         .u32("port", rows.iter().map(|r| r.0))
-        .str("node", rows.iter().map(|r| node_name(graph, port_ends(graph, r.0).0)))
-        .str("peer", rows.iter().map(|r| node_name(graph, port_ends(graph, r.0).1)))
+        .str("node", rows.iter().map(|r| &names[port_ends(graph, r.0).0 as usize]))
+        .str("peer", rows.iter().map(|r| &names[port_ends(graph, r.0).1 as usize]))
         .u64("window_start_ps", rows.iter().map(|r| r.1))
         .u64("max_queue_bytes", rows.iter().map(|r| r.2))
         .u64("tx_bytes", rows.iter().map(|r| r.3))
@@ -425,7 +434,7 @@ fn goodput_batch(rows: &[(u32, u64, u64)]) -> RecordBatch {
         .finish()
 }
 
-fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph, transport_names: &[String], framing: pl2_sim::framing::Framing) -> RecordBatch {
+fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], names: &[String], transport_names: &[String], framing: pl2_sim::framing::Framing) -> RecordBatch {
     let kind = |k: pl2_sim::packet::PktKind| match k {
         pl2_sim::packet::PktKind::Data => "data",
         pl2_sim::packet::PktKind::Ack => "ack",
@@ -436,7 +445,7 @@ fn trace_batch(rows: &[pl2_sim::metrics::TraceRecord], graph: &Graph, transport_
     Columns::default()
         .u64("time_ps", rows.iter().map(|r| r.time.0))
         .str("event", rows.iter().map(|r| r.event.name()))
-        .str("node", rows.iter().map(|r| node_name(graph, r.node)))
+        .str("node", rows.iter().map(|r| &names[r.node as usize]))
         .u32("port", rows.iter().map(|r| r.port))
         .u32("src", rows.iter().map(|r| r.packet.src))
         .u32("dst", rows.iter().map(|r| r.packet.dst))

@@ -3,10 +3,10 @@
 //!
 //! Components keep their own FIFOs (a link's packets in flight, a host's delay line) and
 //! put only their head in this queue, so it holds O(ports + hosts + timers) entries, not
-//! O(packets). Entries are single 16-byte integers in a 4-ary heap
-//! ([`crate::quad_heap`]).
+//! O(packets). Entries are single 16-byte integers in a monotone radix heap
+//! ([`crate::radix_heap`]): the simulation never schedules into the past.
 
-use crate::quad_heap::QuadHeap;
+use crate::radix_heap::RadixHeap;
 use crate::units::SimTime;
 
 /// What happens when an event fires. Indices refer to the simulation's tables (at most
@@ -87,9 +87,11 @@ impl Ev {
 /// branch-free integer comparison orders by time and then by insertion.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: QuadHeap,
+    heap: RadixHeap,
     seq: u32,
     popped: u64,
+    /// The entry popped last, for [`EventQueue::unpop`].
+    last: Option<u128>,
 }
 
 impl EventQueue {
@@ -98,18 +100,25 @@ impl EventQueue {
             self.renumber();
         }
         self.seq += 1;
+        self.last = None;
         self.heap.push((time.0 as u128) << 64 | (self.seq as u128) << 32 | ev.encode() as u128);
     }
 
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
         let k = self.heap.pop()?;
         self.popped += 1;
+        self.last = Some(k);
         Some((SimTime((k >> 64) as u64), Ev::decode(k as u32)))
     }
 
-    pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.peek().map(|k| SimTime((k >> 64) as u64))
+    /// Puts back the event just popped, with its place in the order: the run loop pops
+    /// before it knows whether the event is past its end. Only valid right after `pop`.
+    pub fn unpop(&mut self) {
+        let k = self.last.take().expect("unpop right after a pop");
+        self.popped -= 1;
+        self.heap.push_front(k);
     }
+
     /// The event that would be popped next, without popping it.
     #[inline]
     pub fn peek_event(&self) -> Option<Ev> {

@@ -13,7 +13,7 @@ pub mod net;
 pub mod packet;
 pub mod prefetch;
 pub mod programs;
-pub mod quad_heap;
+pub mod radix_heap;
 pub mod rng;
 pub mod sim;
 pub mod slab;

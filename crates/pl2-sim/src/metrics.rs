@@ -292,13 +292,20 @@ pub struct LazyWindow {
     pub max: u64,
     pub sum: u64,
     pub active: bool,
+    /// End of window `index` (ps): updates before it skip the division.
+    until: u64,
 }
 
 impl LazyWindow {
     /// Moves to the window containing `now`; returns the closed window if one ended.
     #[inline]
     pub fn roll(&mut self, now: SimTime, window: Duration, carry_max: u64) -> Option<(u64, u64, u64)> {
+        // Time never goes back, so `now` before the current window's end is inside it.
+        if now.0 < self.until {
+            return None;
+        }
         let idx = now.0 / window.0;
+        self.until = (idx + 1).saturating_mul(window.0);
         if idx == self.index {
             return None;
         }

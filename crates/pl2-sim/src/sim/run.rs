@@ -70,17 +70,20 @@ impl Simulation {
             if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() && self.apps.active == 0 {
                 return StopReason::AllDelivered;
             }
-            let Some(t) = self.events.peek_time() else { return StopReason::Idle };
+            // Pop first and put the event back if the run stops before it: the radix heap
+            // finds its minimum by popping.
+            let Some((t, ev)) = self.events.pop() else { return StopReason::Idle };
             if t > stop.end {
+                self.events.unpop();
                 self.now = stop.end;
                 return StopReason::EndTime;
             }
             if let Some(b) = stop.event_budget {
-                if self.events.executed() - start_events >= b {
+                if self.events.executed() - 1 - start_events >= b {
+                    self.events.unpop();
                     return StopReason::EventBudget;
                 }
             }
-            let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.counters.events += 1;
             if self.arena.outgrows_cache() {
