@@ -48,12 +48,14 @@ pub struct Pl2Config {
     /// unchanged; `improved` does this too and also moves admission to the RSV. Default
     /// false (left out of the canonical scenario then, so older scenarios keep their keys).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
     pub suppress_excess_decrements: bool,
     /// Issue 24, hypothesis (b): unsolicited packets that pass the T rule are forwarded
     /// without decrementing the switch's counters; a burst that is not resent leaves its
     /// reservation on them for good. Default false (left out of the canonical scenario
     /// then).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
     pub unsolicited_bypass: bool,
     /// Where a data packet releases its reservation: `ingress` (Algorithm 1, default) or
     /// `dequeue` (ablation: when it leaves the ToR's output queue).
