@@ -455,13 +455,14 @@ pub struct PfcConfig {
     #[serde(default)]
     pub xon_gap: Option<Bytes>,
     /// Room per (ingress port, lossless priority) above XOFF for the bytes already on
-    /// their way when the PAUSE is sent. Default: the link's rate × (2 × its delay + 2 ×
-    /// the switch's pipeline latency bound (frames still in this switch's input pipeline
-    /// are counted only once through it, and a PAUSE reaches the peer's port behind the
-    /// frames in the peer's input pipeline; the bound is the latency distribution's
-    /// maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames' time (the frame holding up
-    /// the PAUSE here and the one the upstream port finishes) + the PAUSE frame's own time
-    /// + `response_time`).
+    /// their way when the PAUSE is sent. Default: the link's rate × (2 × (its delay + the
+    /// link FEC jitter's bound) + the switch's pipeline latency bound (frames still in
+    /// this switch's input pipeline are not counted yet; the bound is the latency
+    /// distribution's maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames'
+    /// time (the frame holding up the PAUSE here and the one the upstream port finishes)
+    /// + the PAUSE frame's own time + `response_time`). The upstream MAC acts on a PAUSE
+    /// at its last bit, not behind the frames in its node's input pipeline or a host's
+    /// receive path, so neither counts.
     #[serde(default)]
     pub headroom: Option<Bytes>,
     /// How long an upstream port takes to act on a PAUSE beyond finishing its current

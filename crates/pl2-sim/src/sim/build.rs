@@ -73,8 +73,9 @@ impl NetworkConfig {
 
 /// PFC's state when some switch runs it (or is an SFC proxy, which sends PAUSE frames
 /// through PFC's MAC-control queues): each switch's rules and, per port, the headroom of
-/// the link that port's frames come in over (its own link: both directions alike).
-fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
+/// the link that port's frames come in over (its own link: both directions alike; the
+/// link's FEC jitter, at its bound, counts in the delay).
+fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], ports: &[Port], fec_ps: u64, full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
     if cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
         return None;
     }
@@ -86,7 +87,7 @@ fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], po
             let l = &ports[port as usize];
             headroom[port as usize] = match p.headroom {
                 Some(b) => b.0,
-                None => default_headroom(l.rate, l.delay.0 + c.latency.bound().0, full_frame_wire, pause_wire, p.response_time.0),
+                None => default_headroom(l.rate, l.delay.0 + fec_ps, c.latency.bound().0, full_frame_wire, pause_wire, p.response_time.0),
             };
         }
     }
@@ -172,6 +173,7 @@ impl Simulation {
                     queued: 0,
                     pipe: Default::default(),
                     pipe_last: SimTime::ZERO,
+                    mac_last: SimTime::ZERO,
                     up: true,
                     loss: 0.0,
                     max_queue: 0,
@@ -206,7 +208,7 @@ impl Simulation {
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
         let hybrid = super::hybrid::Hybrid::build(&graph, &switch_ports, |p| ports[p as usize].peer, ports.len(), &net)?.map(Box::new);
-        let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, full_frame_wire, net.framing.mac_control_wire());
+        let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, net.link.fec_jitter.bound().0, full_frame_wire, net.framing.mac_control_wire());
         let sfc = build_sfc(&switch_cfg);
         let switches: Vec<Switch> = switch_ports
             .into_iter()

@@ -5,7 +5,9 @@
 //! (a switch's or a host NIC's) stops serving that priority when the frame arrives (the
 //! frame on the wire finishes) until the pause expires or XON arrives. PAUSE frames are
 //! real frames: 64 B, serialised ahead of any queued frame once the current one ends,
-//! propagated, consumed where they arrive, never forwarded.
+//! propagated, and acted on by the far MAC at their last bit — never behind the frames in
+//! the far node's input pipeline or a host's receive path, which are past its MAC —
+//! consumed there, never forwarded.
 //!
 //! Head-of-line blocking, pause propagation and congestion spreading follow from these
 //! rules alone. A pause deadlock (a cycle of ports, each paused by the switch its frames
@@ -17,6 +19,7 @@ use super::network::Owner;
 use super::Simulation;
 use crate::config::{PfcConfig, PfcThreshold};
 use crate::engine::Ev;
+use crate::metrics::{DropReason, TraceEvent};
 use crate::packet::{Packet, PktId, PktKind, PktList, NO_PKT};
 use crate::units::{BitsPerSec, SimTime};
 
@@ -45,10 +48,17 @@ impl PfcRules {
     }
 }
 
-/// The default headroom of a port whose link runs at `rate` with one-way `delay`: what
-/// can still arrive after the switch decides to pause (module docs of `PfcConfig`).
-pub(crate) fn default_headroom(rate: BitsPerSec, delay_ps: u64, full_frame_wire: u64, pause_wire: u64, response_ps: u64) -> u64 {
-    let wire_ps = 2 * delay_ps + 2 * rate.tx_time(full_frame_wire).0 + rate.tx_time(pause_wire).0 + response_ps;
+/// The default headroom of a switch port whose link runs at `rate` with one-way
+/// `delay_ps`, behind an input pipeline of at most `pipeline_ps`: what can still be
+/// counted after the switch decides to pause (`PfcConfig::headroom`). The frame that
+/// crossed XOFF was counted at t0; every later one started at the upstream port at or
+/// after t0 − delay − pipeline. The PAUSE leaves after at most one full frame, takes its
+/// own serialisation and the delay to reach the upstream MAC, which stops starting
+/// frames `response_ps` later, and finishes the one it started last: frames started in
+/// a window of 2 × delay + pipeline + one frame + the PAUSE + response, plus that last
+/// full frame.
+pub(crate) fn default_headroom(rate: BitsPerSec, delay_ps: u64, pipeline_ps: u64, full_frame_wire: u64, pause_wire: u64, response_ps: u64) -> u64 {
+    let wire_ps = 2 * delay_ps + pipeline_ps + 2 * rate.tx_time(full_frame_wire).0 + rate.tx_time(pause_wire).0 + response_ps;
     (wire_ps as u128 * rate.0 as u128).div_ceil(8_000_000_000_000) as u64
 }
 
@@ -90,6 +100,9 @@ pub(crate) struct Pfc {
     pub paused_since: Vec<[SimTime; 8]>,
     /// Per global port: MAC control frames waiting to go out before any queued frame.
     pub mac_ctrl: Vec<PktList>,
+    /// Per global port: MAC control frames on its link, oldest first (their last bits
+    /// reach the far MAC in this order).
+    pub on_wire: Vec<PktList>,
     /// Per global switch port (towards an upstream neighbour): lossless priorities in
     /// XOFF state.
     pub xoff: Vec<u8>,
@@ -108,6 +121,7 @@ impl Pfc {
             paused_until: vec![[SimTime::ZERO; 8]; n],
             paused_since: vec![[SimTime(u64::MAX); 8]; n],
             mac_ctrl: vec![PktList::default(); n],
+            on_wire: vec![PktList::default(); n],
             xoff: vec![0; n],
             refresh_at: vec![SimTime(u64::MAX); n],
             stats: PfcStats::default(),
@@ -252,11 +266,43 @@ impl Simulation {
         pfc.mac_ctrl[port as usize].pop_front(&self.arena)
     }
 
+    /// Puts PAUSE frame `pkt`, serialised on `port` now, on the link: its last bit
+    /// reaches the far MAC at `last`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn pause_on_wire(&mut self, port: u32, pkt: PktId, last: SimTime) {
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        pfc.on_wire[port as usize].push_back(pkt, &mut self.arena);
+        self.events.push(last, Ev::PauseArrive(port));
+    }
+
+    /// The last bit of the oldest PAUSE frame on `port`'s link reached the far MAC: it is
+    /// lost as any frame is on a link that is down or lossy, else acted on now.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_pause_arrive(&mut self, port: u32) {
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        let pkt = pfc.on_wire[port as usize].pop_front(&self.arena).expect("PAUSE arrival without a frame");
+        let (up, loss, peer) = (self.ports[port as usize].up, self.ports[port as usize].loss, self.ports[port as usize].peer);
+        if !up {
+            return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
+        }
+        if loss > 0.0 && self.port_rng[port as usize].chance(loss) {
+            return self.drop_packet(pkt, DropReason::LinkLoss, peer, port);
+        }
+        if self.injected_drop(pkt) {
+            return self.drop_packet(pkt, DropReason::Injected, peer, port);
+        }
+        self.arena.get_mut(pkt).enqueued = self.now;
+        self.trace(TraceEvent::Arrive, peer, port, pkt);
+        self.on_pause_frame(port, pkt);
+    }
+
     /// A PAUSE frame came over link `port` (the sender's port): pause or resume the
     /// receiving node's port back towards the sender.
     #[cold]
     #[inline(never)]
-    pub(super) fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
+    fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
         self.counters.packets_consumed += 1;

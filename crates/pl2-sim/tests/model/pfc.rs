@@ -24,6 +24,7 @@ use pl2_sim::packet::PktKind;
 use pl2_sim::sim::{Simulation, StopReason, TraceConfig, TransportConfig};
 use pl2_sim::transport::raw::RawConfig;
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
+use pl2_sim::workload::MessageSpec;
 
 const FRAME: u64 = 1542;
 const SER_10G: u64 = 1_233_600;
@@ -42,11 +43,19 @@ fn pfc(quanta: u16, refresh: bool, headroom: Option<u64>) -> PfcConfig {
 }
 
 fn line(cfg: PfcConfig, frames: u64) -> Simulation {
+    line_with(cfg, frames, |_| {}, vec![])
+}
+
+/// `line` with the network changed by `f` and `more` messages beside host 0's.
+fn line_with(cfg: PfcConfig, frames: u64, f: impl FnOnce(&mut NetworkConfig), more: Vec<MessageSpec>) -> Simulation {
     let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
     net.switch.latency = DelayDist::constant(Duration::ZERO);
     net.switch.cut_through = false;
     net.switch.pfc = Some(cfg);
-    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, frames * 1500)])]);
+    f(&mut net);
+    let mut msgs = vec![msg(0, 0, 1, frames * 1500)];
+    msgs.extend(more);
+    let mut sp = spec(net, vec![list(msgs)]);
     sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
     sp.metrics.trace = Some(TraceConfig::default());
     run(sp, SimTime(u64::MAX / 2))
@@ -69,6 +78,85 @@ fn xoff_stops_the_sender_after_its_frame_on_the_wire_and_xon_restarts_it() {
     assert_eq!(t[4], 38_508_800);
     // Host 0's priority 3 was paused from the PAUSE's arrival to the XON's.
     assert_eq!(st.paused_ps, 38_508_800 - 3_968_000);
+}
+
+/// A PAUSE is acted on by the host's MAC at its last bit, not behind the host's receive
+/// path. Every host takes 10 µs from a frame's last bit to its application; host 1 sends
+/// host 0 one 100 B frame at t = 0 (142 B on the wire: 1,136,000 ps at 1 Gb/s, at the
+/// switch at 1,236,000 ps, on host 0's link for 113,600 ps + 100 ns: its last bit at
+/// 1,449,600 ps), so it is in host 0's receive path until 11,449,600 ps. The XOFF of the
+/// timeline above still reaches host 0's MAC at 3,968,000 ps and frame 4 waits for the
+/// XON at 38,508,800 ps: the timeline is unchanged and nothing is lost. (Queued behind
+/// the receive path, the PAUSE would act at 11,449,600 ps, after six more frames: over
+/// the headroom.)
+#[test]
+fn a_pause_reaches_a_hosts_mac_ahead_of_its_receive_path() {
+    let slow_rx = |net: &mut NetworkConfig| net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    let mut sim = line_with(pfc(u16::MAX, true, None), 10, slow_rx, vec![msg(0, 1, 0, 100)]);
+    assert_eq!(sim.counters().total_drops(), 0);
+    let t = sim.drain_records().trace;
+    let pause_at: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == 0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(&pause_at[..2], &[3_968_000, 38_508_800]);
+    let sent: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == 0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(&sent[..5], &[0, SER_10G, 2 * SER_10G, 3 * SER_10G, 38_508_800]);
+    let got: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == 0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(got, vec![11_449_600], "host 1's frame still takes the receive path");
+}
+
+/// A PAUSE reaches a switch's MAC ahead of the frames in that switch's input pipeline.
+/// Host 0 –10 Gb/s– s0 –10 Gb/s– s1 –1 Gb/s– host 1, store-and-forward, s0's pipeline 5 µs,
+/// s1's none; XOFF 3 frames. Host 0's frame i reaches s0's queue at (i + 1) × 1,233,600 +
+/// 5,100,000 ps and s1's at (i + 2) × 1,233,600 + 5,200,000: frame 2 at 10,134,400 ps,
+/// XOFF (frame 0 is still on the 1 Gb/s link). Its PAUSE reaches s0 at 10,134,400 +
+/// 67,200 + 100,000 = 10,301,600 ps, while host 1's 100 B frame, sent at 5 µs (its last
+/// bit at s0 at 5,000,000 + 1,136,000 + 100,000 + 113,600 + 100,000 = 6,449,600 ps), is
+/// still in s0's pipeline until 11,449,600 ps.
+#[test]
+fn a_pause_reaches_a_switchs_mac_ahead_of_its_input_pipeline() {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::Custom {
+        hosts: 2,
+        switches: 2,
+        links: vec![
+            CustomLink { a: "h0".into(), b: "s0".into(), rate: Some(BitsPerSec::gbps(10)), delay: None },
+            CustomLink { a: "s0".into(), b: "s1".into(), rate: Some(BitsPerSec::gbps(10)), delay: None },
+            CustomLink { a: "s1".into(), b: "h1".into(), rate: Some(BitsPerSec::gbps(1)), delay: None },
+        ],
+    };
+    net.link = LinkConfig::default();
+    net.switch.latency = DelayDist::constant(Duration::ZERO);
+    net.switch.cut_through = false;
+    net.switch.pfc = Some(pfc(u16::MAX, true, None));
+    net.overrides = vec![pl2_sim::net::overrides::Override { latency: Some(DelayDist::constant(Duration::from_us(5))), ..override_of("s0") }];
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500), msg(5_000_000, 1, 0, 100)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig::default());
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let t = sim.drain_records().trace;
+    let s0 = 2;
+    let pause_at: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == s0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(pause_at[0], 10_301_600);
+    let from_h1: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == s0 && r.packet.kind == PktKind::Data && r.packet.src == 1).map(|r| r.time.0).collect();
+    assert_eq!(from_h1, vec![11_449_600], "host 1's frame leaves s0's pipeline after the PAUSE arrived");
+}
+
+/// An override of nothing but its selector.
+fn override_of(select: &str) -> pl2_sim::net::overrides::Override {
+    pl2_sim::net::overrides::Override {
+        select: select.into(),
+        buffer: None,
+        dynamic_thresholds: None,
+        alpha: None,
+        port_limit: None,
+        ecn: None,
+        latency: None,
+        cut_through: None,
+        queue: None,
+        sfc: None,
+        rate: None,
+        delay: None,
+    }
 }
 
 #[test]
