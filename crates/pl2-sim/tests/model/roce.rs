@@ -71,6 +71,29 @@ fn an_unloaded_message_goes_at_line_rate() {
     assert_eq!((st.data_sent, st.retransmissions, st.acks_sent, st.cnps_sent), (10, 0, 10, 0), "{st:?}");
 }
 
+/// A send latency delays every frame by itself and caps nothing: with 224 ns from the
+/// pacer to the NIC (the PL2 testbed's send path) ten frames start at 224,000 + k × SER
+/// ps, back to back at line rate, and the message takes 224,000 ps longer than without.
+/// (One frame per hand-over would start them SER + 224,000 ps apart: 35 % of the line.)
+#[test]
+fn a_send_latency_delays_frames_without_capping_the_rate() {
+    let mut net = pair();
+    net.host.send_latency = pl2_sim::dist::DelayDist::constant(Duration(224_000));
+    let mut sp = roce(net, vec![msg(0, 0, 1, 10 * MP)], RoceConfig::default());
+    sp.metrics.trace = Some(pl2_sim::sim::TraceConfig::default());
+    let (_, recs, st) = run_roce(sp);
+    all_delivered_once(&recs, 1);
+    assert_eq!(took(&recs, 0), 224_000 + 9 * SER + hop2(SER));
+    let starts: Vec<u64> = recs
+        .trace
+        .iter()
+        .filter(|r| r.event == pl2_sim::metrics::TraceEvent::Tx && r.node == 0 && r.packet.kind == pl2_sim::packet::PktKind::Data)
+        .map(|r| r.time.0)
+        .collect();
+    assert_eq!(starts, (0..10).map(|k| 224_000 + k * SER).collect::<Vec<_>>());
+    assert_eq!((st.data_sent, st.retransmissions), (10, 0));
+}
+
 #[test]
 fn go_back_n_resends_from_the_lost_packet_on_its_nack() {
     // Packet 3 is lost. Packet 4 starts at 4 SER = 493.44 ns and reaches h1 at

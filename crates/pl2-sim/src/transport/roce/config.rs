@@ -42,6 +42,15 @@ pub struct RoceConfig {
     /// has none (recovery only by NACK, `rdma-hw.cc:416-417,495-497`); InfiniBand's local
     /// ACK timeout is 4.096 µs × 2^n, n set per QP.
     pub rto: Duration,
+    /// Data frames the NIC holds between its pacer and the wire: the pacer picks the next
+    /// frame one full frame's line-rate time after the last (at the flow's rate), while
+    /// up to this many of the host's data frames are still in the send path
+    /// (`[network.host]` send costs and `send_latency`) or the NIC queue — a NIC
+    /// prefetching far enough ahead to hide its DMA latency, so that latency delays
+    /// frames without capping the rate. Default (unset): 1 + ⌈(the send path's bound) /
+    /// (a full frame's time at the link rate)⌉, 1 with no send path (HPCC's NIC, one frame
+    /// per transmit opportunity).
+    pub tx_pipeline_frames: Option<u32>,
     /// Publish per-flow probes `roce_rate_bps`, `roce_target_bps` and `roce_alpha` at every
     /// rate change. Default true.
     pub probes: bool,
@@ -208,6 +217,7 @@ impl Default for RoceConfig {
             ack_every_packets: 1,
             nack_interval: Duration::from_us(500),
             rto: Duration::from_ms(1),
+            tx_pipeline_frames: None,
             probes: true,
             seed_reading: SeedReading::default(),
             g: None,
@@ -266,6 +276,8 @@ pub struct RoceSettings {
     pub ack_every_packets: u32,
     pub nack_interval: Duration,
     pub rto: Duration,
+    /// `None`: derived from the host's send path where the host is built.
+    pub tx_pipeline_frames: Option<u32>,
     pub probes: bool,
     pub dcqcn: DcqcnParams,
 }
@@ -279,6 +291,8 @@ pub enum RoceConfigError {
     SameClass { control: u8, data: u8 },
     #[error("header_bytes = 0; RoCEv2 frames carry IP, UDP and BTH headers (44 B with the ICRC)")]
     NoHeader,
+    #[error("tx_pipeline_frames = 0; the NIC holds at least the frame it sends (1, or leave it unset to derive it from the send path)")]
+    NoPipeline,
     #[error("{field} = 0; the interval must be positive, e.g. \"55us\"")]
     ZeroTime { field: &'static str },
     #[error("g = {0}; the EWMA gain must be in (0, 1], e.g. 0.00390625 (1/256)")]
@@ -338,6 +352,7 @@ impl RoceConfig {
             ack_every_packets: self.ack_every_packets,
             nack_interval: self.nack_interval,
             rto: self.rto,
+            tx_pipeline_frames: self.tx_pipeline_frames,
             probes: self.probes,
             dcqcn: d,
         };
@@ -358,6 +373,9 @@ impl RoceSettings {
         }
         if self.header_bytes == 0 {
             return Err(RoceConfigError::NoHeader);
+        }
+        if self.tx_pipeline_frames == Some(0) {
+            return Err(RoceConfigError::NoPipeline);
         }
         let d = &self.dcqcn;
         for (field, t) in [("rto", self.rto), ("nack_interval", self.nack_interval), ("alpha_timer", d.alpha_timer), ("increase_timer", d.increase_timer)] {
