@@ -123,24 +123,47 @@ fn selective_repeat_resends_only_the_lost_packet() {
 
 #[test]
 fn a_lost_tail_is_resent_after_the_timeout() {
-    // Packet 9 is lost: no gap shows. The last ACK (of PSN 8) restarts the 1 ms timeout
-    // when it reaches h0 at 8 SER + hop2(SER) + hop2(CTRL) = 2,347.36 ns; then 9 is resent.
+    // Packet 9 is lost: no gap shows. The last ACK (of PSN 8) restarts the local ACK
+    // timeout (default 4.096 µs × 2^14 = 67,108,864,000 ps) when it reaches h0 at 8 SER +
+    // hop2(SER) + hop2(CTRL) = 2,347.36 ns; then 9 is resent.
+    const RTO: u64 = 67_108_864_000;
+    assert_eq!(RoceConfig::default().rto, Duration(RTO));
     let (recs, st) = ten_packets(RoceConfig::default(), vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }]);
-    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + 1_000_000_000 + hop2(SER));
+    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + RTO + hop2(SER));
     assert_eq!((st.timeouts, st.retransmissions, st.nacks_sent), (1, 1, 0), "{st:?}");
+    // Any other timeout, e.g. 1 ms.
+    let (recs, _) = ten_packets(RoceConfig { rto: Duration::from_ms(1), ..RoceConfig::default() }, vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }]);
+    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + 1_000_000_000 + hop2(SER));
     // A lost last ACK: the timeout resends PSN 9, whose duplicate is ACKed again. The
     // run goes on past the delivery to see it.
     let mut sp = roce(pair(), vec![msg(0, 0, 1, 10 * MP)], RoceConfig::default());
     sp.faults = vec![FaultSpec::DropControl { flow: 0, seq: 10, times: 1 }];
     let mut sim = Simulation::new(sp).unwrap();
     sim.run(
-        StopAt { end: SimTime(5_000_000_000), all_delivered: false, event_budget: None },
+        StopAt { end: SimTime(2 * RTO), all_delivered: false, event_budget: None },
         &mut ProgressClock::new(std::time::Duration::from_secs(60)),
         &mut |_| true,
     );
     assert_conserved(&sim);
     let st = sim.module_stats().roce.unwrap();
     assert_eq!((st.timeouts, st.retransmissions, st.duplicates, st.messages_acked), (1, 1, 1, 1), "{st:?}");
+}
+
+#[test]
+fn with_no_timeout_a_lost_tail_is_never_resent() {
+    // rto = 0 (HPCC's simulator, InfiniBand's timeout 0): only NACKs recover, and a lost
+    // last packet leaves no gap to NACK.
+    let mut sp = roce(pair(), vec![msg(0, 0, 1, 10 * MP)], RoceConfig { rto: Duration(0), ..RoceConfig::default() });
+    sp.faults = vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }];
+    let mut sim = Simulation::new(sp).unwrap();
+    sim.run(
+        StopAt { end: SimTime(1_000_000_000_000), all_delivered: true, event_budget: None },
+        &mut ProgressClock::new(std::time::Duration::from_secs(60)),
+        &mut |_| true,
+    );
+    assert_conserved(&sim);
+    let st = sim.module_stats().roce.unwrap();
+    assert_eq!((st.timeouts, st.retransmissions, st.messages_received, st.messages_acked), (0, 0, 0, 0), "{st:?}");
 }
 
 /// `n` senders each send `size` bytes to host `n` at once, through one switch at
@@ -220,7 +243,7 @@ fn invalid_configuration_is_rejected_naming_the_field() {
         (RoceConfig { data_priority: 8, ..RoceConfig::default() }, "data_priority"),
         (RoceConfig { control_priority: 3, ..RoceConfig::default() }, "control_priority"),
         (RoceConfig { preset: RocePreset::HpccMellanoxWin, ..RoceConfig::default() }, "window"),
-        (RoceConfig { rto: Duration(0), ..RoceConfig::default() }, "rto"),
+        (RoceConfig { tx_pipeline_frames: Some(0), ..RoceConfig::default() }, "tx_pipeline_frames"),
     ] {
         let err = Simulation::new(roce(pair(), vec![msg(0, 0, 1, 1)], cfg.clone())).err().map(|e| e.to_string());
         assert!(err.as_deref().is_some_and(|e| e.contains(field)), "{cfg:?}: {err:?}");

@@ -36,11 +36,15 @@ pub struct RoceConfig {
     /// A receiver NACKs one expected packet again only after this long (HPCC
     /// `NACK Generation Interval`, `rdma-hw.cc:37-41`). Default 500 µs.
     pub nack_interval: Duration,
-    /// Safety net: a flow with unacknowledged packets that has neither sent a data frame
-    /// nor had an acknowledgement advance for this long rewinds (go-back-N) or resends
-    /// its first unacknowledged packet (selective repeat). Default 1 ms. HPCC's simulator
-    /// has none (recovery only by NACK, `rdma-hw.cc:416-417,495-497`); InfiniBand's local
-    /// ACK timeout is 4.096 µs × 2^n, n set per QP.
+    /// The local ACK timeout: a flow with unacknowledged packets that has neither sent a
+    /// data frame nor had an acknowledgement advance for this long rewinds (go-back-N) or
+    /// resends its first unacknowledged packet (selective repeat); 0: none (HPCC's
+    /// simulator: recovery only by NACK, `rdma-hw.cc:416-417,495-497`; InfiniBand's
+    /// timeout field 0). InfiniBand sets it per QP as 4.096 µs × 2^n (`timeout` n =
+    /// 1..31). Default 4.096 µs × 2^14 = 67.108864 ms: n = 14, perftest's default
+    /// (`DEF_QP_TIME`), the common RoCE benchmark setting (rdma-cm's RoCE default is
+    /// 2^19 × 4.096 µs ≈ 2.1 s, NCCL's 2^18 × 4.096 µs ≈ 1.07 s). A timeout far below the
+    /// pauses PFC can impose fires on flows that are only paused.
     pub rto: Duration,
     /// Data frames the NIC holds between its pacer and the wire: the pacer picks the next
     /// frame one full frame's line-rate time after the last (at the flow's rate), while
@@ -107,6 +111,9 @@ pub struct RoceConfig {
     /// `rdma-queue-pair.cc:125-137`). Preset: `hpcc_mellanox_win` true; others false.
     pub window_scales_with_rate: Option<bool>,
 }
+
+/// InfiniBand's local ACK timeout unit (4.096 µs; the timeout is this × 2^n), in ps.
+pub const IB_ACK_TIMEOUT_UNIT_PS: u64 = 4_096_000;
 
 /// Named DCQCN parameter sets (`docs/model.md`, "RoCE with DCQCN", has the table).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
@@ -216,7 +223,7 @@ impl Default for RoceConfig {
             loss_recovery: LossRecovery::GoBackN,
             ack_every_packets: 1,
             nack_interval: Duration::from_us(500),
-            rto: Duration::from_ms(1),
+            rto: Duration(IB_ACK_TIMEOUT_UNIT_PS << 14),
             tx_pipeline_frames: None,
             probes: true,
             seed_reading: SeedReading::default(),
@@ -378,7 +385,7 @@ impl RoceSettings {
             return Err(RoceConfigError::NoPipeline);
         }
         let d = &self.dcqcn;
-        for (field, t) in [("rto", self.rto), ("nack_interval", self.nack_interval), ("alpha_timer", d.alpha_timer), ("increase_timer", d.increase_timer)] {
+        for (field, t) in [("nack_interval", self.nack_interval), ("alpha_timer", d.alpha_timer), ("increase_timer", d.increase_timer)] {
             if t.0 == 0 {
                 return Err(RoceConfigError::ZeroTime { field });
             }

@@ -210,7 +210,7 @@ impl Sender {
         } else {
             st.data_sent += 1;
         }
-        out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
+        Self::restart_rto(now, ctx, idx, out);
         self.in_nic += 1;
         self.line_free = now + ctx.link_rate.tx_time(wire);
     }
@@ -255,6 +255,13 @@ impl Sender {
             out.probes.push((f.msg.flow, "roce_rate_bps", f.rp.rate.0 as f64));
             out.probes.push((f.msg.flow, "roce_target_bps", f.rp.target.0 as f64));
             out.probes.push((f.msg.flow, "roce_alpha", f.rp.alpha));
+        }
+    }
+
+    /// Restarts flow `idx`'s local ACK timeout (none when `rto` is 0).
+    fn restart_rto(now: SimTime, ctx: &Ctx, idx: u32, out: &mut Actions) {
+        if ctx.settings.rto.0 > 0 {
+            out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
         }
     }
 
@@ -338,7 +345,7 @@ impl Sender {
         f.snd_nxt = f.snd_nxt.max(next);
         f.resend.retain(|&p| p >= next);
         if next < f.n_pkts {
-            out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
+            Self::restart_rto(now, ctx, idx, out);
             return false;
         }
         st.messages_acked += 1;
