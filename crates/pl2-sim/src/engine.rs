@@ -37,6 +37,8 @@ pub enum Ev {
     PauseRefresh(u32),
     /// The last bit of the oldest PAUSE frame on the port's link reached the far MAC.
     PauseArrive(u32),
+    /// The oldest lossless frame on the link to the host reached its MAC (`host.pfc`).
+    HostRxArrive(u32),
     /// A circuit schedule's day starts or ends (`sim/hybrid.rs`).
     Circuit(u32),
 }
@@ -61,6 +63,7 @@ impl Ev {
             Ev::PauseRefresh(i) => (10, i),
             Ev::Circuit(i) => (11, i),
             Ev::PauseArrive(i) => (12, i),
+            Ev::HostRxArrive(i) => (13, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -81,6 +84,7 @@ impl Ev {
             10 => Ev::PauseRefresh(i),
             11 => Ev::Circuit(i),
             12 => Ev::PauseArrive(i),
+            13 => Ev::HostRxArrive(i),
             _ => Ev::Sample,
         }
     }

@@ -41,6 +41,11 @@ impl Simulation {
         }
         match p.owner {
             Owner::Host(h) => {
+                if self.pfc.is_some() {
+                    if let Some(ctrl) = self.take_mac_ctrl(port) {
+                        return self.start_tx(port, ctrl, u32::MAX);
+                    }
+                }
                 let popped = match &self.pfc {
                     None => self.hosts[h as usize].nic.pop(),
                     Some(pfc) => {
@@ -133,6 +138,10 @@ impl Simulation {
             return self.pause_on_wire(port, pkt, at_mac);
         }
         let (arrive, base) = if let Some(h) = peer_host {
+            if self.pfc.as_ref().is_some_and(|f| f.host_rx.as_ref().is_some_and(|r| r.rules.lossless & (1 << pk.prio()) != 0)) {
+                let prio = pk.prio();
+                self.host_rx_on_wire(h, wire, prio, at_mac);
+            }
             let hc = &self.net.host;
             let host = &mut self.hosts[h as usize];
             let ready = pipe_last.max(last + hc.recv_latency.sample(&mut host.rng));
@@ -238,6 +247,9 @@ impl Simulation {
             self.arena.prefetch(next);
         }
         let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
+        if let Some(h) = peer_host {
+            self.host_rx_leave(h, pkt);
+        }
         if !up {
             return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
         }

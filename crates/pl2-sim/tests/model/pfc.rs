@@ -17,7 +17,7 @@
 //!   at 38,341,600 + 67,200 + 100,000 = 38,508,800 ps: frame 4 starts then.
 
 use super::common::*;
-use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, TopologyConfig};
+use pl2_sim::config::{CustomLink, HostPfcConfig, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, TopologyConfig};
 use pl2_sim::dist::DelayDist;
 use pl2_sim::metrics::{DropReason, TraceEvent};
 use pl2_sim::packet::PktKind;
@@ -141,6 +141,55 @@ fn a_pause_reaches_a_switchs_mac_ahead_of_its_input_pipeline() {
     assert_eq!(from_h1, vec![11_449_600], "host 1's frame leaves s0's pipeline after the PAUSE arrived");
 }
 
+/// A host NIC pauses its switch from its receive buffer. Host 0 sends ten frames of
+/// priority 3 at 10 Gb/s through the store-and-forward switch (no pipeline, no PFC) to
+/// host 1 over 10 Gb/s; host 1 takes 10 µs from a frame's last bit to its application;
+/// its NIC's XOFF is 3 frames (4626 B), XON the default 2 frames below. Frame i's last
+/// bit reaches host 1's MAC at m_i = (i + 2) × 1,233,600 + 200,000 ps and leaves the
+/// receive buffer at m_i + 10 µs. At m_2 = 5,134,400 ps it holds 3 frames: the PAUSE
+/// leaves host 1 then (its port is idle) and reaches the switch at 5,134,400 + 67,200 +
+/// 100,000 = 5,301,600 ps, while the switch sends frame 3 (from 5,034,400 ps): frame 3
+/// arrives, frame 4 (at the switch at 6,268,000 ps) waits. Frames 0, 1, 2 leave at m_i +
+/// 10 µs; at m_2 + 10 µs = 15,134,400 ps one frame is left (1542 B = XON): the XON
+/// reaches the switch at 15,301,600 ps and frame 4 goes then.
+#[test]
+fn a_host_nic_pauses_its_switch_from_its_receive_buffer() {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(10));
+    net.switch.latency = DelayDist::constant(Duration::ZERO);
+    net.switch.cut_through = false;
+    net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    net.host.pfc = Some(HostPfcConfig { priorities: vec![3], xoff: Bytes(3 * FRAME), xon_gap: None, pause_quanta: u16::MAX, refresh: true });
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig::default());
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let st = sim.pfc_stats().unwrap();
+    assert_eq!(st.pauses_at_hosts, 0);
+    assert!(st.pause_frames >= 1 && st.xon_frames >= 1, "{st:?}");
+    let t = sim.drain_records().trace;
+    let s0 = 2;
+    let pauses: Vec<(u64, u64)> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == 1 && r.packet.kind == PktKind::Pause).map(|r| (r.time.0, r.packet.aux)).collect();
+    assert_eq!(&pauses[..2], &[(5_134_400, u64::from(u16::MAX)), (15_134_400, 0)]);
+    let at_switch: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == s0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(&at_switch[..2], &[5_301_600, 15_301_600]);
+    let to_h1: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == s0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(&to_h1[..5], &[SER_10G + 100_000, 2 * SER_10G + 100_000, 3 * SER_10G + 100_000, 4 * SER_10G + 100_000, 15_301_600]);
+}
+
+/// Without `host.pfc` a host sends no PAUSE, however full its receive path.
+#[test]
+fn hosts_send_no_pause_by_default() {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(10));
+    net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    net.switch.pfc = Some(pfc(u16::MAX, true, None));
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    let sim = run(sp, SimTime(u64::MAX / 2));
+    let st = sim.pfc_stats().unwrap();
+    assert_eq!((st.pause_frames, st.pauses_at_switches), (0, 0), "{st:?}");
+}
+
 /// An override of nothing but its selector.
 fn override_of(select: &str) -> pl2_sim::net::overrides::Override {
     pl2_sim::net::overrides::Override {
@@ -251,6 +300,18 @@ fn bad_pfc_settings_name_the_field_and_the_fix() {
     assert!(e.contains("switch.pfc.pause_quanta") && e.contains("XON"), "{e}");
     let e = bad(PfcConfig { xoff: PfcThreshold::Alpha(-1.0), ..pfc(1, true, None) });
     assert!(e.contains("switch.pfc.xoff") && e.contains("alpha"), "{e}");
+    let host_bad = |c: HostPfcConfig| {
+        let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
+        net.host.pfc = Some(c);
+        Simulation::new(spec(net, vec![list(vec![msg(0, 0, 1, 1500)])])).err().expect("rejected").to_string()
+    };
+    let ok = HostPfcConfig { priorities: vec![3], xoff: Bytes(10_000), xon_gap: None, pause_quanta: 1, refresh: true };
+    let e = host_bad(HostPfcConfig { xoff: Bytes(0), ..ok.clone() });
+    assert!(e.contains("host.pfc.xoff"), "{e}");
+    let e = host_bad(HostPfcConfig { xon_gap: Some(Bytes(10_000)), ..ok.clone() });
+    assert!(e.contains("host.pfc.xon_gap") && e.contains("below xoff"), "{e}");
+    let e = host_bad(HostPfcConfig { priorities: vec![8], ..ok });
+    assert!(e.contains("host.pfc.priorities"), "{e}");
 }
 
 /// 120 senders into one port (a case a public PFC model failed): every byte arrives,
