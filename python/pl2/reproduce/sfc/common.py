@@ -13,9 +13,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   IP, UDP, BTH and ICRC headers, 44 B, included), Ethernet framing on top.
 - Base RTT 12 µs (slides): the links give 6 × 0.5 µs × 2 = 6 µs host to host across
   the core and back; the other 6 µs are ours to place: 600 ns per switch pipeline (5
-  switches each way). Not in the hosts: pl2's send path delays every hand-over and
-  RoCE's pacer hands over one frame at a time, so a 250 ns send latency capped a flow at
-  1062 B per 335 ns = 25.4 Gbps (measured). Serialisation comes on top (85 ns per full
+  switches each way). Not in the hosts: when this was set up, RoCE's pacer handed over
+  one frame at a time, so a 250 ns send latency capped a flow at 1062 B per 335 ns =
+  25.4 Gbps (measured), and the time went into the switches; the pacer now pipelines
+  the send path (`tx_pipeline_frames`). Serialisation comes on top (85 ns per full
   frame at 100 Gbps).
 - DCQCN: the slides' parameters (`preset = "sfc_seed"`), step ECN marking at 50 KB at
   dequeue on every switch.
@@ -128,9 +129,9 @@ def preamble() -> list[str]:
         "Links 0.5 µs; MTU 1024 B (IP packet with RoCEv2's 44 B of IP/UDP/BTH/ICRC headers; Ethernet framing on top: "
         "1062 B on the wire). Base RTT 12 µs as the slides give it: 6 µs of links host-core-host and back and 600 ns "
         "per switch pipeline (5 each way: 6 µs); serialisation on top (`sfc_three_tier_base_rtt_is_12us_plus_serialisation`). "
-        "The hosts have no send or receive delay: pl2's send path delays each hand-over and RoCE's pacer hands over one "
-        "frame at a time, so a 250 ns NIC send latency capped every flow at 25.4 Gbps (1062 B per 335 ns, measured); the "
-        "time is in the switches instead.",
+        "The hosts have no send or receive delay: when this family was set up RoCE's pacer handed over one frame at a "
+        "time, so a 250 ns NIC send latency capped every flow at 25.4 Gbps (1062 B per 335 ns, measured), and the time "
+        "went into the switches instead (the pacer now pipelines the send path, `tx_pipeline_frames`).",
         "- Transport: RoCE with DCQCN, `preset = \"sfc_seed\"` (the slides' backup parameters: g 0.0009813, byte counter "
         "2 MiB, timer 4 µs, α timer 5 µs, AI 0.0125, hyper AI 0.025, CNP period 4 µs, window 15 µs), one flow (QP) per "
         "message; step ECN at 50 KB at dequeue.",
