@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from pl2.reproduce.common import Context, Job, table
-from pl2.reproduce.sfc.common import COLORS, DESIGNS, HOSTS, LINK_BPS, TRANSPORT, fmt, frame, pct, scenario, tier_of
+from pl2.reproduce.sfc.common import COLORS, DESIGNS, HOSTS, LINK_BPS, fmt, frame, pct, scenario, tier_of, transport
 
 NAME = "sfc-benefit"
 TITLE = "SFC: background FCT, incast FCT and queueing with 120-to-1 incasts over a 50% background (320 hosts)"
@@ -46,7 +46,7 @@ def jobs(ctx: Context) -> list[Job]:
     ]
     out = []
     for design in DESIGNS:
-        sc = scenario(f"{NAME}-{design.replace(' ', '-')}", design, wls, run=run, transports={"incast": TRANSPORT})
+        sc = scenario(f"{NAME}-{design.replace(' ', '-')}", design, wls, run=run, transports={"incast": transport(design)})
         out += [Job(sc, {"figure": NAME, "design": design, "fan_in": s["fan_in"]}, seed, NAME) for seed in ctx.seeds]
     return out
 
