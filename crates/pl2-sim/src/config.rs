@@ -514,9 +514,9 @@ pub struct PfcConfig {
     /// link FEC jitter's bound) + the switch's pipeline latency bound (frames still in
     /// this switch's input pipeline are not counted yet; the bound is the latency
     /// distribution's maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames'
-    /// time (the frame holding up the PAUSE here and the one the upstream port finishes)
-    /// + the PAUSE frame's own time + `response_time`). The upstream MAC acts on a PAUSE
-    /// at its last bit, not behind the frames in its node's input pipeline or a host's
+    /// time (the frame holding up the PAUSE here and the one the upstream port finishes) +
+    /// the PAUSE frame's own time + `response_time`). The upstream MAC acts on a PAUSE at
+    /// its last bit, not behind the frames in its node's input pipeline or a host's
     /// receive path, so neither counts.
     #[serde(default)]
     pub headroom: Option<Bytes>,

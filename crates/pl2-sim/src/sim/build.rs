@@ -78,11 +78,12 @@ impl NetworkConfig {
 /// through PFC's MAC-control queues): each switch's rules and, per port, the headroom of
 /// the link that port's frames come in over (its own link: both directions alike; the
 /// link's FEC jitter, at its bound, counts in the delay).
-fn build_pfc(cfgs: &[crate::config::SwitchConfig], host: &crate::config::HostConfig, hosts: usize, switch_ports: &[Vec<u32>], ports: &[Port], fec_ps: u64, full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
-    if host.pfc.is_none() && cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
+fn build_pfc(cfgs: &[crate::config::SwitchConfig], net: &NetworkConfig, hosts: usize, switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64) -> Option<Box<Pfc>> {
+    if net.host.pfc.is_none() && cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
         return None;
     }
-    let host_rx = host.pfc.as_ref().map(|p| HostRx { rules: HostPfcRules::new(p, full_frame_wire), bytes: vec![[0; 8]; hosts], on_wire: vec![Default::default(); hosts] });
+    let (fec_ps, pause_wire) = (net.link.fec_jitter.bound().0, net.framing.mac_control_wire());
+    let host_rx = net.host.pfc.as_ref().map(|p| HostRx { rules: HostPfcRules::new(p, full_frame_wire), bytes: vec![[0; 8]; hosts], on_wire: vec![Default::default(); hosts] });
     let rules = cfgs.iter().map(|c| c.pfc.as_ref().map(|p| PfcRules::new(p, full_frame_wire))).collect();
     let mut headroom = vec![0; ports.len()];
     for (c, ps) in cfgs.iter().zip(switch_ports) {
@@ -212,7 +213,7 @@ impl Simulation {
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
         let hybrid = super::hybrid::Hybrid::build(&graph, &switch_ports, |p| ports[p as usize].peer, ports.len(), &net)?.map(Box::new);
-        let pfc = build_pfc(&switch_cfg, &net.host, graph.hosts as usize, &switch_ports, &ports, net.link.fec_jitter.bound().0, full_frame_wire, net.framing.mac_control_wire());
+        let pfc = build_pfc(&switch_cfg, &net, graph.hosts as usize, &switch_ports, &ports, full_frame_wire);
         let sfc = build_sfc(&switch_cfg);
         let switches: Vec<Switch> = switch_ports
             .into_iter()
