@@ -6,7 +6,9 @@ per switch), three designs:
 - `dcqcn+pfc`: RoCE with DCQCN (HPCC's "Mellanox" preset: CNP on marked ACKs, no byte
   counter) over PFC on priority 3 (XOFF at 100 KB per ingress port and priority, default
   headroom), RED marking at dequeue 5 KB / 200 KB / 1 % (the DCQCN paper's);
-- `dcqcn-lossy`: the same RoCE with no PFC: the buffer drops and go-back-N recovers.
+- `dcqcn-lossy`: the same RoCE with no PFC: the buffer drops and go-back-N recovers (a
+  1 ms local ACK timeout for lost last frames, which no NACK reports: the NIC default,
+  67.1 ms, would add that much to a message whose tail is lost).
 
 Completion times are per message (send call to delivery). Queue depth is the largest
 byte count ever queued at any switch port. Every number in results.md comes from one run
@@ -52,6 +54,7 @@ ecn = { kind = "red", min = "5KB", max = "200KB", p_max = 0.01, at_dequeue = tru
 [transport]
 kind = "roce"
 preset = "hpcc_mellanox"
+rto = "1ms"
 """,
 }
 

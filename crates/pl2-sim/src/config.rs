@@ -114,6 +114,60 @@ pub struct HostConfig {
     /// the transmit ring). Transports that stream (raw Ethernet) refill as frames leave.
     /// Default 64.
     pub tx_ring_frames: u32,
+    /// PFC from the NIC's receive buffer: the NIC sends PAUSE frames to its switch when
+    /// the lossless bytes it holds (arrived, last bit at its MAC, and not yet at the
+    /// application) reach XOFF. Off by default (pl2 hosts take every frame).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub pfc: Option<HostPfcConfig>,
+}
+
+/// PAUSE frames a host NIC sends from its receive buffer (802.1Qbb at the end station):
+/// per lossless priority, the bytes of that priority in the receive path — from a
+/// frame's last bit at the NIC's MAC until it reaches the application (`recv_latency`,
+/// `recv_cpu_per_packet` and the wait behind earlier frames) — are compared with XOFF and
+/// XON; crossing XOFF sends a PAUSE to the switch, falling to XON sends an XON, and while
+/// above XON the NIC refreshes the PAUSE before it expires. The NIC drops nothing: a
+/// receive buffer too small for what arrives after XOFF is not modelled, so choose XOFF
+/// below the NIC's buffer by the headroom (`switch.pfc.headroom`'s rule, the host's link).
+/// Note that frames in the receive path count even when the host keeps up: XOFF below
+/// the link rate × the receive path's latency pauses an unloaded host.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HostPfcConfig {
+    /// Lossless priorities. Default [3].
+    #[serde(default = "lossless_default")]
+    pub priorities: Vec<u8>,
+    /// XOFF on the bytes of one lossless priority in the receive path.
+    pub xoff: Bytes,
+    /// XON sits this far below XOFF. Default 2 full frames at the network's MTU.
+    #[serde(default)]
+    pub xon_gap: Option<Bytes>,
+    /// Pause time a PAUSE carries, in quanta of 512 bit times (1..=65535). Default 65535.
+    #[serde(default = "max_quanta")]
+    pub pause_quanta: u16,
+    /// Refresh the PAUSE at half its time while above XON. Default true.
+    #[serde(default = "yes")]
+    pub refresh: bool,
+}
+
+impl HostPfcConfig {
+    /// Checks values serde cannot; the error names the field below `host.pfc` and the fix.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.priorities.is_empty() || self.priorities.iter().any(|&p| p > 7) {
+            return Err(("priorities", format!("{:?}; list the lossless priorities, each 0..=7 (e.g. [3])", self.priorities)));
+        }
+        if self.xoff.0 == 0 {
+            return Err(("xoff", "0B; XOFF must leave room for at least one frame (e.g. \"64KB\")".into()));
+        }
+        if self.xon_gap.is_some_and(|g| g.0 >= self.xoff.0) {
+            return Err(("xon_gap", format!("{}; XON = XOFF − xon_gap must stay above 0, so the gap must be below xoff ({})", self.xon_gap.unwrap_or_default(), self.xoff)));
+        }
+        if self.pause_quanta == 0 {
+            return Err(("pause_quanta", "0 would be an XON; use 1..=65535 (65535 pauses until XON)".into()));
+        }
+        Ok(())
+    }
 }
 
 impl Default for HostConfig {
@@ -130,6 +184,7 @@ impl Default for HostConfig {
             recv_cpu_per_packet: DelayDist::default(),
             arbitration: Arbitration::Burst,
             tx_ring_frames: 64,
+            pfc: None,
         }
     }
 }
@@ -455,13 +510,14 @@ pub struct PfcConfig {
     #[serde(default)]
     pub xon_gap: Option<Bytes>,
     /// Room per (ingress port, lossless priority) above XOFF for the bytes already on
-    /// their way when the PAUSE is sent. Default: the link's rate × (2 × its delay + 2 ×
-    /// the switch's pipeline latency bound (frames still in this switch's input pipeline
-    /// are counted only once through it, and a PAUSE reaches the peer's port behind the
-    /// frames in the peer's input pipeline; the bound is the latency distribution's
-    /// maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames' time (the frame holding up
-    /// the PAUSE here and the one the upstream port finishes) + the PAUSE frame's own time
-    /// + `response_time`).
+    /// their way when the PAUSE is sent. Default: the link's rate × (2 × (its delay + the
+    /// link FEC jitter's bound) + the switch's pipeline latency bound (frames still in
+    /// this switch's input pipeline are not counted yet; the bound is the latency
+    /// distribution's maximum, or mean + 6σ, or min + 10 × mean extra) + 2 full frames'
+    /// time (the frame holding up the PAUSE here and the one the upstream port finishes) +
+    /// the PAUSE frame's own time + `response_time`). The upstream MAC acts on a PAUSE at
+    /// its last bit, not behind the frames in its node's input pipeline or a host's
+    /// receive path, so neither counts.
     #[serde(default)]
     pub headroom: Option<Bytes>,
     /// How long an upstream port takes to act on a PAUSE beyond finishing its current

@@ -35,6 +35,10 @@ pub enum Ev {
     PauseEnd(u32),
     /// Time to refresh the PAUSE frames a switch port sends upstream.
     PauseRefresh(u32),
+    /// The last bit of the oldest PAUSE frame on the port's link reached the far MAC.
+    PauseArrive(u32),
+    /// The oldest lossless frame on the link to the host reached its MAC (`host.pfc`).
+    HostRxArrive(u32),
     /// A circuit schedule's day starts or ends (`sim/hybrid.rs`).
     Circuit(u32),
 }
@@ -58,6 +62,8 @@ impl Ev {
             Ev::PauseEnd(i) => (9, i),
             Ev::PauseRefresh(i) => (10, i),
             Ev::Circuit(i) => (11, i),
+            Ev::PauseArrive(i) => (12, i),
+            Ev::HostRxArrive(i) => (13, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -77,6 +83,8 @@ impl Ev {
             9 => Ev::PauseEnd(i),
             10 => Ev::PauseRefresh(i),
             11 => Ev::Circuit(i),
+            12 => Ev::PauseArrive(i),
+            13 => Ev::HostRxArrive(i),
             _ => Ev::Sample,
         }
     }

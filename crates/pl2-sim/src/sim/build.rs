@@ -6,7 +6,7 @@ use super::spec::{SimSpec, Source};
 use super::trace::Tracer;
 use super::{probes, Simulation};
 use crate::config::{NetworkConfig, QueueDiscipline};
-use super::pfc::{default_headroom, Pfc, PfcRules};
+use super::pfc::{default_headroom, HostPfcRules, HostRx, Pfc, PfcRules};
 use super::sfc::{Sfc, SfcRules};
 use super::trimming::TrimRules;
 use crate::engine::{Ev, EventQueue};
@@ -52,6 +52,9 @@ impl NetworkConfig {
         if let Some(p) = &self.switch.pfc {
             p.check().map_err(|(f, e)| invalid(format!("switch.pfc.{f}"), e))?;
         }
+        if let Some(p) = &self.host.pfc {
+            p.check().map_err(|(f, e)| invalid(format!("host.pfc.{f}"), e))?;
+        }
         if let Some(p) = &self.switch.pools {
             p.check().map_err(|(f, e)| invalid(format!("switch.pools.{f}"), e))?;
         }
@@ -73,11 +76,14 @@ impl NetworkConfig {
 
 /// PFC's state when some switch runs it (or is an SFC proxy, which sends PAUSE frames
 /// through PFC's MAC-control queues): each switch's rules and, per port, the headroom of
-/// the link that port's frames come in over (its own link: both directions alike).
-fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64, pause_wire: u64) -> Option<Box<Pfc>> {
-    if cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
+/// the link that port's frames come in over (its own link: both directions alike; the
+/// link's FEC jitter, at its bound, counts in the delay).
+fn build_pfc(cfgs: &[crate::config::SwitchConfig], net: &NetworkConfig, hosts: usize, switch_ports: &[Vec<u32>], ports: &[Port], full_frame_wire: u64) -> Option<Box<Pfc>> {
+    if net.host.pfc.is_none() && cfgs.iter().all(|c| c.pfc.is_none() && !c.sfc.as_ref().is_some_and(|s| s.proxy)) {
         return None;
     }
+    let (fec_ps, pause_wire) = (net.link.fec_jitter.bound().0, net.framing.mac_control_wire());
+    let host_rx = net.host.pfc.as_ref().map(|p| HostRx { rules: HostPfcRules::new(p, full_frame_wire), bytes: vec![[0; 8]; hosts], on_wire: vec![Default::default(); hosts] });
     let rules = cfgs.iter().map(|c| c.pfc.as_ref().map(|p| PfcRules::new(p, full_frame_wire))).collect();
     let mut headroom = vec![0; ports.len()];
     for (c, ps) in cfgs.iter().zip(switch_ports) {
@@ -86,11 +92,11 @@ fn build_pfc(cfgs: &[crate::config::SwitchConfig], switch_ports: &[Vec<u32>], po
             let l = &ports[port as usize];
             headroom[port as usize] = match p.headroom {
                 Some(b) => b.0,
-                None => default_headroom(l.rate, l.delay.0 + c.latency.bound().0, full_frame_wire, pause_wire, p.response_time.0),
+                None => default_headroom(l.rate, l.delay.0 + fec_ps, c.latency.bound().0, full_frame_wire, pause_wire, p.response_time.0),
             };
         }
     }
-    Some(Box::new(Pfc::new(rules, headroom)))
+    Some(Box::new(Pfc::new(rules, headroom, host_rx)))
 }
 
 /// SFC's state when some switch runs it.
@@ -172,6 +178,7 @@ impl Simulation {
                     queued: 0,
                     pipe: Default::default(),
                     pipe_last: SimTime::ZERO,
+                    mac_last: SimTime::ZERO,
                     up: true,
                     loss: 0.0,
                     max_queue: 0,
@@ -206,7 +213,7 @@ impl Simulation {
             .collect();
         let full_frame_wire = net.framing.wire_bytes(crate::framing::L4Headers::None, net.mtu.0);
         let hybrid = super::hybrid::Hybrid::build(&graph, &switch_ports, |p| ports[p as usize].peer, ports.len(), &net)?.map(Box::new);
-        let pfc = build_pfc(&switch_cfg, &switch_ports, &ports, full_frame_wire, net.framing.mac_control_wire());
+        let pfc = build_pfc(&switch_cfg, &net, graph.hosts as usize, &switch_ports, &ports, full_frame_wire);
         let sfc = build_sfc(&switch_cfg);
         let switches: Vec<Switch> = switch_ports
             .into_iter()

@@ -39,6 +39,9 @@ pub(crate) struct Port {
     /// `Simulation::pipe_push`); the head's time is its `LinkHead` event's.
     pub pipe: PktList,
     pub pipe_last: SimTime,
+    /// When the last bit of the newest frame on the link reaches the far MAC (a PAUSE
+    /// frame is acted on there, behind the frames ahead of it on the wire only).
+    pub mac_last: SimTime,
     pub up: bool,
     pub loss: f64,
     pub max_queue: u64,

@@ -5,7 +5,12 @@
 //! (a switch's or a host NIC's) stops serving that priority when the frame arrives (the
 //! frame on the wire finishes) until the pause expires or XON arrives. PAUSE frames are
 //! real frames: 64 B, serialised ahead of any queued frame once the current one ends,
-//! propagated, consumed where they arrive, never forwarded.
+//! propagated, and acted on by the far MAC at their last bit — never behind the frames in
+//! the far node's input pipeline or a host's receive path, which are past its MAC —
+//! consumed there, never forwarded.
+//!
+//! With `host.pfc` host NICs send PAUSE as well, from the lossless bytes in their
+//! receive buffer (from a frame's last bit at the MAC until it reaches the application).
 //!
 //! Head-of-line blocking, pause propagation and congestion spreading follow from these
 //! rules alone. A pause deadlock (a cycle of ports, each paused by the switch its frames
@@ -17,6 +22,7 @@ use super::network::Owner;
 use super::Simulation;
 use crate::config::{PfcConfig, PfcThreshold};
 use crate::engine::Ev;
+use crate::metrics::{DropReason, TraceEvent};
 use crate::packet::{Packet, PktId, PktKind, PktList, NO_PKT};
 use crate::units::{BitsPerSec, SimTime};
 
@@ -45,17 +51,58 @@ impl PfcRules {
     }
 }
 
-/// The default headroom of a port whose link runs at `rate` with one-way `delay`: what
-/// can still arrive after the switch decides to pause (module docs of `PfcConfig`).
-pub(crate) fn default_headroom(rate: BitsPerSec, delay_ps: u64, full_frame_wire: u64, pause_wire: u64, response_ps: u64) -> u64 {
-    let wire_ps = 2 * delay_ps + 2 * rate.tx_time(full_frame_wire).0 + rate.tx_time(pause_wire).0 + response_ps;
+/// The default headroom of a switch port whose link runs at `rate` with one-way
+/// `delay_ps`, behind an input pipeline of at most `pipeline_ps`: what can still be
+/// counted after the switch decides to pause (`PfcConfig::headroom`). The frame that
+/// crossed XOFF was counted at t0; every later one started at the upstream port at or
+/// after t0 − delay − pipeline. The PAUSE leaves after at most one full frame, takes its
+/// own serialisation and the delay to reach the upstream MAC, which stops starting
+/// frames `response_ps` later, and finishes the one it started last: frames started in
+/// a window of 2 × delay + pipeline + one frame + the PAUSE + response, plus that last
+/// full frame.
+pub(crate) fn default_headroom(rate: BitsPerSec, delay_ps: u64, pipeline_ps: u64, full_frame_wire: u64, pause_wire: u64, response_ps: u64) -> u64 {
+    let wire_ps = 2 * delay_ps + pipeline_ps + 2 * rate.tx_time(full_frame_wire).0 + rate.tx_time(pause_wire).0 + response_ps;
     (wire_ps as u128 * rate.0 as u128).div_ceil(8_000_000_000_000) as u64
+}
+
+/// PFC at host NICs from their receive buffers (`HostPfcConfig`), resolved at build
+/// time.
+#[derive(Clone, Debug)]
+pub(crate) struct HostPfcRules {
+    pub lossless: u8,
+    pub xoff: u64,
+    pub xon_gap: u64,
+    pub quanta: u16,
+    pub refresh: bool,
+}
+
+impl HostPfcRules {
+    pub(crate) fn new(cfg: &crate::config::HostPfcConfig, full_frame_wire: u64) -> HostPfcRules {
+        HostPfcRules {
+            lossless: cfg.priorities.iter().fold(0, |m, &p| m | 1 << p),
+            xoff: cfg.xoff.0,
+            xon_gap: cfg.xon_gap.map_or(2 * full_frame_wire, |b| b.0),
+            quanta: cfg.pause_quanta,
+            refresh: cfg.refresh,
+        }
+    }
+}
+
+/// Receive buffers of the host NICs, when hosts send PAUSE (`host.pfc`).
+pub(crate) struct HostRx {
+    pub rules: HostPfcRules,
+    /// Per host: lossless bytes per priority between the MAC and the application.
+    pub bytes: Vec<[u64; 8]>,
+    /// Per host: lossless frames on the link to it whose last bit has not reached its MAC
+    /// yet (wire bytes, priority), oldest first.
+    pub on_wire: Vec<std::collections::VecDeque<(u64, u8)>>,
 }
 
 /// PFC counters of a run.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct PfcStats {
-    /// PAUSE frames sent with a pause time (XOFF, refreshes included) / with time 0 (XON).
+    /// PAUSE frames sent with a pause time (XOFF, refreshes included) / with time 0 (XON),
+    /// by switches and (with `host.pfc`) host NICs.
     pub pause_frames: u64,
     pub xon_frames: u64,
     /// PAUSE frames that reached a switch port / a host NIC.
@@ -90,6 +137,9 @@ pub(crate) struct Pfc {
     pub paused_since: Vec<[SimTime; 8]>,
     /// Per global port: MAC control frames waiting to go out before any queued frame.
     pub mac_ctrl: Vec<PktList>,
+    /// Per global port: MAC control frames on its link, oldest first (their last bits
+    /// reach the far MAC in this order).
+    pub on_wire: Vec<PktList>,
     /// Per global switch port (towards an upstream neighbour): lossless priorities in
     /// XOFF state.
     pub xoff: Vec<u8>,
@@ -97,10 +147,12 @@ pub(crate) struct Pfc {
     pub refresh_at: Vec<SimTime>,
     pub stats: PfcStats,
     pub deadlock: Option<Deadlock>,
+    /// Host NICs' receive buffers (`None`: hosts send no PAUSE).
+    pub host_rx: Option<HostRx>,
 }
 
 impl Pfc {
-    pub(crate) fn new(rules: Vec<Option<PfcRules>>, headroom: Vec<u64>) -> Pfc {
+    pub(crate) fn new(rules: Vec<Option<PfcRules>>, headroom: Vec<u64>, host_rx: Option<HostRx>) -> Pfc {
         let n = headroom.len();
         Pfc {
             rules,
@@ -108,10 +160,12 @@ impl Pfc {
             paused_until: vec![[SimTime::ZERO; 8]; n],
             paused_since: vec![[SimTime(u64::MAX); 8]; n],
             mac_ctrl: vec![PktList::default(); n],
+            on_wire: vec![PktList::default(); n],
             xoff: vec![0; n],
             refresh_at: vec![SimTime(u64::MAX); n],
             stats: PfcStats::default(),
             deadlock: None,
+            host_rx,
         }
     }
 
@@ -252,11 +306,43 @@ impl Simulation {
         pfc.mac_ctrl[port as usize].pop_front(&self.arena)
     }
 
+    /// Puts PAUSE frame `pkt`, serialised on `port` now, on the link: its last bit
+    /// reaches the far MAC at `last`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn pause_on_wire(&mut self, port: u32, pkt: PktId, last: SimTime) {
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        pfc.on_wire[port as usize].push_back(pkt, &mut self.arena);
+        self.events.push(last, Ev::PauseArrive(port));
+    }
+
+    /// The last bit of the oldest PAUSE frame on `port`'s link reached the far MAC: it is
+    /// lost as any frame is on a link that is down or lossy, else acted on now.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_pause_arrive(&mut self, port: u32) {
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        let pkt = pfc.on_wire[port as usize].pop_front(&self.arena).expect("PAUSE arrival without a frame");
+        let (up, loss, peer) = (self.ports[port as usize].up, self.ports[port as usize].loss, self.ports[port as usize].peer);
+        if !up {
+            return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
+        }
+        if loss > 0.0 && self.port_rng[port as usize].chance(loss) {
+            return self.drop_packet(pkt, DropReason::LinkLoss, peer, port);
+        }
+        if self.injected_drop(pkt) {
+            return self.drop_packet(pkt, DropReason::Injected, peer, port);
+        }
+        self.arena.get_mut(pkt).enqueued = self.now;
+        self.trace(TraceEvent::Arrive, peer, port, pkt);
+        self.on_pause_frame(port, pkt);
+    }
+
     /// A PAUSE frame came over link `port` (the sender's port): pause or resume the
     /// receiving node's port back towards the sender.
     #[cold]
     #[inline(never)]
-    pub(super) fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
+    fn on_pause_frame(&mut self, port: u32, pkt: PktId) {
         let p = *self.arena.get(pkt);
         self.arena.free(pkt);
         self.counters.packets_consumed += 1;
@@ -393,7 +479,10 @@ impl Simulation {
         if xoff == 0 {
             return;
         }
-        let Owner::Switch { index, local } = self.ports[port as usize].owner else { return };
+        let (index, local) = match self.ports[port as usize].owner {
+            Owner::Switch { index, local } => (index, local),
+            Owner::Host(h) => return self.host_pause_refresh(port, h, xoff),
+        };
         let rules = self.pfc.as_ref().expect("PFC on").rules[index as usize].clone().expect("PFC at this switch");
         for prio in 0..8u8 {
             if xoff & (1 << prio) == 0 {
@@ -416,5 +505,76 @@ fn settle(pfc: &mut Pfc, i: usize, prio: usize, now: SimTime) {
     if since != SimTime(u64::MAX) && until <= now {
         pfc.stats.paused_ps += until.0.saturating_sub(since.0);
         pfc.paused_since[i][prio] = SimTime(u64::MAX);
+    }
+}
+
+impl Simulation {
+    /// A lossless frame of `wire` bytes and priority `prio` went on the link to host `h`;
+    /// its last bit reaches the host's MAC at `at_mac`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn host_rx_on_wire(&mut self, h: u32, wire: u64, prio: u8, at_mac: SimTime) {
+        let rx = self.pfc.as_mut().and_then(|p| p.host_rx.as_mut()).expect("host PFC on");
+        rx.on_wire[h as usize].push_back((wire, prio));
+        self.events.push(at_mac, Ev::HostRxArrive(h));
+    }
+
+    /// The oldest lossless frame on the link to host `h` reached its MAC: it joins the
+    /// receive buffer; XOFF if that priority's bytes reached the threshold.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn on_host_rx_arrive(&mut self, h: u32) {
+        let port = self.hosts[h as usize].port;
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        let rx = pfc.host_rx.as_mut().expect("host PFC on");
+        let (wire, prio) = rx.on_wire[h as usize].pop_front().expect("a frame on the wire");
+        let bytes = &mut rx.bytes[h as usize][prio as usize];
+        *bytes += wire;
+        let (xoff, quanta, refresh) = (rx.rules.xoff, rx.rules.quanta, rx.rules.refresh);
+        if *bytes >= xoff && pfc.xoff[port as usize] & (1 << prio) == 0 {
+            pfc.xoff[port as usize] |= 1 << prio;
+            self.send_pause(port, prio, quanta);
+            if refresh {
+                self.schedule_refresh(port, quanta);
+            }
+        }
+    }
+
+    /// A frame left the link to host `h` (to its application, or dropped there): a
+    /// lossless one leaves the receive buffer; XON if its priority fell to XOFF − gap.
+    #[inline]
+    pub(super) fn host_rx_leave(&mut self, h: u32, pkt: PktId) {
+        let Some(rx) = self.pfc.as_ref().and_then(|p| p.host_rx.as_ref()) else { return };
+        let p = self.arena.get(pkt);
+        let prio = p.prio();
+        if rx.rules.lossless & (1 << prio) == 0 {
+            return;
+        }
+        self.host_rx_left(h, p.wire as u64, prio);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn host_rx_left(&mut self, h: u32, wire: u64, prio: u8) {
+        let port = self.hosts[h as usize].port;
+        let pfc = self.pfc.as_mut().expect("PFC on");
+        let rx = pfc.host_rx.as_mut().expect("host PFC on");
+        let bytes = &mut rx.bytes[h as usize][prio as usize];
+        *bytes -= wire;
+        if pfc.xoff[port as usize] & (1 << prio) != 0 && *bytes + rx.rules.xon_gap <= rx.rules.xoff {
+            pfc.xoff[port as usize] &= !(1 << prio);
+            self.send_pause(port, prio, 0);
+        }
+    }
+
+    /// Host `h`'s refresh time: resend XOFF for each priority of `xoff` still above XON.
+    fn host_pause_refresh(&mut self, port: u32, h: u32, xoff: u8) {
+        let rx = self.pfc.as_ref().and_then(|p| p.host_rx.as_ref()).expect("host PFC on");
+        let (quanta, gap, limit) = (rx.rules.quanta, rx.rules.xon_gap, rx.rules.xoff);
+        let above: Vec<u8> = (0..8u8).filter(|&p| xoff & (1 << p) != 0 && rx.bytes[h as usize][p as usize] + gap > limit).collect();
+        for prio in above {
+            self.send_pause(port, prio, quanta);
+        }
+        self.schedule_refresh(port, quanta);
     }
 }

@@ -146,6 +146,8 @@ impl Simulation {
             Ev::App(i) => self.on_app_event(i),
             Ev::PauseEnd(p) => self.on_pause_end(p),
             Ev::PauseRefresh(p) => self.on_pause_refresh(p),
+            Ev::PauseArrive(p) => self.on_pause_arrive(p),
+            Ev::HostRxArrive(h) => self.on_host_rx_arrive(h),
             Ev::Circuit(_) => self.on_circuit_boundary(),
         }
     }

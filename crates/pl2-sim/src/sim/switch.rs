@@ -1,6 +1,7 @@
 //! Ports, links and switches: serialisation, the wire and the far node's input pipeline
-//! as one FIFO, output-queued switching with strict priorities (and trimming, in
-//! `trimming.rs`), shared-buffer admission, ECN marking, ECMP and spraying, and drops.
+//! as one FIFO (PAUSE frames aside: the far MAC acts on them, `pfc.rs`), output-queued
+//! switching with strict priorities (and trimming, in `trimming.rs`), shared-buffer
+//! admission, ECN marking, ECMP and spraying, and drops.
 
 use super::network::{Owner, Switch};
 use super::Simulation;
@@ -40,6 +41,11 @@ impl Simulation {
         }
         match p.owner {
             Owner::Host(h) => {
+                if self.pfc.is_some() {
+                    if let Some(ctrl) = self.take_mac_ctrl(port) {
+                        return self.start_tx(port, ctrl, u32::MAX);
+                    }
+                }
                 let popped = match &self.pfc {
                     None => self.hosts[h as usize].nic.pop(),
                     Some(pfc) => {
@@ -120,12 +126,22 @@ impl Simulation {
         let fec = self.link_fec[port as usize].sample(&mut self.port_rng[port as usize]);
         let first = now + delay + fec;
         let last = first + ser;
-        let (arrive, base) = if pk.kind == PktKind::Pause {
-            // A MAC control frame: acted on by the far port's MAC at its last bit (behind
-            // any frame ahead of it on the link), never routed, no pipeline or host path.
+        // The far MAC takes frames in wire order (FEC jitter cannot reorder them there).
+        let at_mac = self.ports[port as usize].mac_last.max(last);
+        self.ports[port as usize].mac_last = at_mac;
+        if pk.kind == PktKind::Pause {
+            // A MAC control frame: acted on by the far port's MAC at its last bit, never
+            // routed. It does not wait behind the frames ahead of it in the far node's
+            // input pipeline or host receive path (those are past the MAC), only behind
+            // those still ahead of it on the wire.
             pk.next_port = u32::MAX;
-            (pipe_last.max(last), last)
-        } else if let Some(h) = peer_host {
+            return self.pause_on_wire(port, pkt, at_mac);
+        }
+        let (arrive, base) = if let Some(h) = peer_host {
+            if self.pfc.as_ref().is_some_and(|f| f.host_rx.as_ref().is_some_and(|r| r.rules.lossless & (1 << pk.prio()) != 0)) {
+                let prio = pk.prio();
+                self.host_rx_on_wire(h, wire, prio, at_mac);
+            }
             let hc = &self.net.host;
             let host = &mut self.hosts[h as usize];
             let ready = pipe_last.max(last + hc.recv_latency.sample(&mut host.rng));
@@ -231,6 +247,9 @@ impl Simulation {
             self.arena.prefetch(next);
         }
         let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
+        if let Some(h) = peer_host {
+            self.host_rx_leave(h, pkt);
+        }
         if !up {
             return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
         }
@@ -240,13 +259,8 @@ impl Simulation {
         if self.injected_drop(pkt) {
             return self.drop_packet(pkt, DropReason::Injected, peer, port);
         }
-        let pk = self.arena.get_mut(pkt);
-        pk.enqueued = now;
-        let pause = pk.kind == PktKind::Pause;
+        self.arena.get_mut(pkt).enqueued = now;
         self.trace(TraceEvent::Arrive, peer, port, pkt);
-        if pause {
-            return self.on_pause_frame(port, pkt);
-        }
         match peer_host {
             Some(h) => self.host_receive(h, pkt),
             None => self.switch_receive(port, pkt),

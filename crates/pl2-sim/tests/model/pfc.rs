@@ -17,13 +17,14 @@
 //!   at 38,341,600 + 67,200 + 100,000 = 38,508,800 ps: frame 4 starts then.
 
 use super::common::*;
-use pl2_sim::config::{CustomLink, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, TopologyConfig};
+use pl2_sim::config::{CustomLink, HostPfcConfig, LinkConfig, NetworkConfig, PfcConfig, PfcThreshold, TopologyConfig};
 use pl2_sim::dist::DelayDist;
 use pl2_sim::metrics::{DropReason, TraceEvent};
 use pl2_sim::packet::PktKind;
 use pl2_sim::sim::{Simulation, StopReason, TraceConfig, TransportConfig};
 use pl2_sim::transport::raw::RawConfig;
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
+use pl2_sim::workload::MessageSpec;
 
 const FRAME: u64 = 1542;
 const SER_10G: u64 = 1_233_600;
@@ -42,11 +43,19 @@ fn pfc(quanta: u16, refresh: bool, headroom: Option<u64>) -> PfcConfig {
 }
 
 fn line(cfg: PfcConfig, frames: u64) -> Simulation {
+    line_with(cfg, frames, |_| {}, vec![])
+}
+
+/// `line` with the network changed by `f` and `more` messages beside host 0's.
+fn line_with(cfg: PfcConfig, frames: u64, f: impl FnOnce(&mut NetworkConfig), more: Vec<MessageSpec>) -> Simulation {
     let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
     net.switch.latency = DelayDist::constant(Duration::ZERO);
     net.switch.cut_through = false;
     net.switch.pfc = Some(cfg);
-    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, frames * 1500)])]);
+    f(&mut net);
+    let mut msgs = vec![msg(0, 0, 1, frames * 1500)];
+    msgs.extend(more);
+    let mut sp = spec(net, vec![list(msgs)]);
     sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
     sp.metrics.trace = Some(TraceConfig::default());
     run(sp, SimTime(u64::MAX / 2))
@@ -69,6 +78,134 @@ fn xoff_stops_the_sender_after_its_frame_on_the_wire_and_xon_restarts_it() {
     assert_eq!(t[4], 38_508_800);
     // Host 0's priority 3 was paused from the PAUSE's arrival to the XON's.
     assert_eq!(st.paused_ps, 38_508_800 - 3_968_000);
+}
+
+/// A PAUSE is acted on by the host's MAC at its last bit, not behind the host's receive
+/// path. Every host takes 10 µs from a frame's last bit to its application; host 1 sends
+/// host 0 one 100 B frame at t = 0 (142 B on the wire: 1,136,000 ps at 1 Gb/s, at the
+/// switch at 1,236,000 ps, on host 0's link for 113,600 ps + 100 ns: its last bit at
+/// 1,449,600 ps), so it is in host 0's receive path until 11,449,600 ps. The XOFF of the
+/// timeline above still reaches host 0's MAC at 3,968,000 ps and frame 4 waits for the
+/// XON at 38,508,800 ps: the timeline is unchanged and nothing is lost. (Queued behind
+/// the receive path, the PAUSE would act at 11,449,600 ps, after six more frames: over
+/// the headroom.)
+#[test]
+fn a_pause_reaches_a_hosts_mac_ahead_of_its_receive_path() {
+    let slow_rx = |net: &mut NetworkConfig| net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    let mut sim = line_with(pfc(u16::MAX, true, None), 10, slow_rx, vec![msg(0, 1, 0, 100)]);
+    assert_eq!(sim.counters().total_drops(), 0);
+    let t = sim.drain_records().trace;
+    let pause_at: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == 0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(&pause_at[..2], &[3_968_000, 38_508_800]);
+    let sent: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == 0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(&sent[..5], &[0, SER_10G, 2 * SER_10G, 3 * SER_10G, 38_508_800]);
+    let got: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == 0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(got, vec![11_449_600], "host 1's frame still takes the receive path");
+}
+
+/// A PAUSE reaches a switch's MAC ahead of the frames in that switch's input pipeline.
+/// Host 0 –10 Gb/s– s0 –10 Gb/s– s1 –1 Gb/s– host 1, store-and-forward, s0's pipeline 5 µs,
+/// s1's none; XOFF 3 frames. Host 0's frame i reaches s0's queue at (i + 1) × 1,233,600 +
+/// 5,100,000 ps and s1's at (i + 2) × 1,233,600 + 5,200,000: frame 2 at 10,134,400 ps,
+/// XOFF (frame 0 is still on the 1 Gb/s link). Its PAUSE reaches s0 at 10,134,400 +
+/// 67,200 + 100,000 = 10,301,600 ps, while host 1's 100 B frame, sent at 5 µs (its last
+/// bit at s0 at 5,000,000 + 1,136,000 + 100,000 + 113,600 + 100,000 = 6,449,600 ps), is
+/// still in s0's pipeline until 11,449,600 ps.
+#[test]
+fn a_pause_reaches_a_switchs_mac_ahead_of_its_input_pipeline() {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::Custom {
+        hosts: 2,
+        switches: 2,
+        links: vec![
+            CustomLink { a: "h0".into(), b: "s0".into(), rate: Some(BitsPerSec::gbps(10)), delay: None },
+            CustomLink { a: "s0".into(), b: "s1".into(), rate: Some(BitsPerSec::gbps(10)), delay: None },
+            CustomLink { a: "s1".into(), b: "h1".into(), rate: Some(BitsPerSec::gbps(1)), delay: None },
+        ],
+    };
+    net.link = LinkConfig::default();
+    net.switch.latency = DelayDist::constant(Duration::ZERO);
+    net.switch.cut_through = false;
+    net.switch.pfc = Some(pfc(u16::MAX, true, None));
+    net.overrides = vec![pl2_sim::net::overrides::Override { latency: Some(DelayDist::constant(Duration::from_us(5))), ..override_of("s0") }];
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500), msg(5_000_000, 1, 0, 100)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig::default());
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let t = sim.drain_records().trace;
+    let s0 = 2;
+    let pause_at: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == s0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(pause_at[0], 10_301_600);
+    let from_h1: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == s0 && r.packet.kind == PktKind::Data && r.packet.src == 1).map(|r| r.time.0).collect();
+    assert_eq!(from_h1, vec![11_449_600], "host 1's frame leaves s0's pipeline after the PAUSE arrived");
+}
+
+/// A host NIC pauses its switch from its receive buffer. Host 0 sends ten frames of
+/// priority 3 at 10 Gb/s through the store-and-forward switch (no pipeline, no PFC) to
+/// host 1 over 10 Gb/s; host 1 takes 10 µs from a frame's last bit to its application;
+/// its NIC's XOFF is 3 frames (4626 B), XON the default 2 frames below. Frame i's last
+/// bit reaches host 1's MAC at m_i = (i + 2) × 1,233,600 + 200,000 ps and leaves the
+/// receive buffer at m_i + 10 µs. At m_2 = 5,134,400 ps it holds 3 frames: the PAUSE
+/// leaves host 1 then (its port is idle) and reaches the switch at 5,134,400 + 67,200 +
+/// 100,000 = 5,301,600 ps, while the switch sends frame 3 (from 5,034,400 ps): frame 3
+/// arrives, frame 4 (at the switch at 6,268,000 ps) waits. Frames 0, 1, 2 leave at m_i +
+/// 10 µs; at m_2 + 10 µs = 15,134,400 ps one frame is left (1542 B = XON): the XON
+/// reaches the switch at 15,301,600 ps and frame 4 goes then.
+#[test]
+fn a_host_nic_pauses_its_switch_from_its_receive_buffer() {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(10));
+    net.switch.latency = DelayDist::constant(Duration::ZERO);
+    net.switch.cut_through = false;
+    net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    net.host.pfc = Some(HostPfcConfig { priorities: vec![3], xoff: Bytes(3 * FRAME), xon_gap: None, pause_quanta: u16::MAX, refresh: true });
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    sp.metrics.trace = Some(TraceConfig::default());
+    let mut sim = run(sp, SimTime(u64::MAX / 2));
+    assert_eq!(sim.counters().total_drops(), 0);
+    let st = sim.pfc_stats().unwrap();
+    assert_eq!(st.pauses_at_hosts, 0);
+    assert!(st.pause_frames >= 1 && st.xon_frames >= 1, "{st:?}");
+    let t = sim.drain_records().trace;
+    let s0 = 2;
+    let pauses: Vec<(u64, u64)> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == 1 && r.packet.kind == PktKind::Pause).map(|r| (r.time.0, r.packet.aux)).collect();
+    assert_eq!(&pauses[..2], &[(5_134_400, u64::from(u16::MAX)), (15_134_400, 0)]);
+    let at_switch: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Arrive && r.node == s0 && r.packet.kind == PktKind::Pause).map(|r| r.time.0).collect();
+    assert_eq!(&at_switch[..2], &[5_301_600, 15_301_600]);
+    let to_h1: Vec<u64> = t.iter().filter(|r| r.event == TraceEvent::Tx && r.node == s0 && r.packet.kind == PktKind::Data).map(|r| r.time.0).collect();
+    assert_eq!(&to_h1[..5], &[SER_10G + 100_000, 2 * SER_10G + 100_000, 3 * SER_10G + 100_000, 4 * SER_10G + 100_000, 15_301_600]);
+}
+
+/// Without `host.pfc` a host sends no PAUSE, however full its receive path.
+#[test]
+fn hosts_send_no_pause_by_default() {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(10));
+    net.host.recv_latency = DelayDist::constant(Duration::from_us(10));
+    net.switch.pfc = Some(pfc(u16::MAX, true, None));
+    let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 10 * 1500)])]);
+    sp.transport = TransportConfig::Raw(RawConfig { priority: 3, ..Default::default() });
+    let sim = run(sp, SimTime(u64::MAX / 2));
+    let st = sim.pfc_stats().unwrap();
+    assert_eq!((st.pause_frames, st.pauses_at_switches), (0, 0), "{st:?}");
+}
+
+/// An override of nothing but its selector.
+fn override_of(select: &str) -> pl2_sim::net::overrides::Override {
+    pl2_sim::net::overrides::Override {
+        select: select.into(),
+        buffer: None,
+        dynamic_thresholds: None,
+        alpha: None,
+        port_limit: None,
+        ecn: None,
+        latency: None,
+        cut_through: None,
+        queue: None,
+        sfc: None,
+        rate: None,
+        delay: None,
+    }
 }
 
 #[test]
@@ -163,6 +300,18 @@ fn bad_pfc_settings_name_the_field_and_the_fix() {
     assert!(e.contains("switch.pfc.pause_quanta") && e.contains("XON"), "{e}");
     let e = bad(PfcConfig { xoff: PfcThreshold::Alpha(-1.0), ..pfc(1, true, None) });
     assert!(e.contains("switch.pfc.xoff") && e.contains("alpha"), "{e}");
+    let host_bad = |c: HostPfcConfig| {
+        let mut net = two_hosts_one_switch(BitsPerSec::gbps(10), BitsPerSec::gbps(1));
+        net.host.pfc = Some(c);
+        Simulation::new(spec(net, vec![list(vec![msg(0, 0, 1, 1500)])])).err().expect("rejected").to_string()
+    };
+    let ok = HostPfcConfig { priorities: vec![3], xoff: Bytes(10_000), xon_gap: None, pause_quanta: 1, refresh: true };
+    let e = host_bad(HostPfcConfig { xoff: Bytes(0), ..ok.clone() });
+    assert!(e.contains("host.pfc.xoff"), "{e}");
+    let e = host_bad(HostPfcConfig { xon_gap: Some(Bytes(10_000)), ..ok.clone() });
+    assert!(e.contains("host.pfc.xon_gap") && e.contains("below xoff"), "{e}");
+    let e = host_bad(HostPfcConfig { priorities: vec![8], ..ok });
+    assert!(e.contains("host.pfc.priorities"), "{e}");
 }
 
 /// 120 senders into one port (a case a public PFC model failed): every byte arrives,

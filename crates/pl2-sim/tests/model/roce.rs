@@ -71,6 +71,29 @@ fn an_unloaded_message_goes_at_line_rate() {
     assert_eq!((st.data_sent, st.retransmissions, st.acks_sent, st.cnps_sent), (10, 0, 10, 0), "{st:?}");
 }
 
+/// A send latency delays every frame by itself and caps nothing: with 224 ns from the
+/// pacer to the NIC (the PL2 testbed's send path) ten frames start at 224,000 + k × SER
+/// ps, back to back at line rate, and the message takes 224,000 ps longer than without.
+/// (One frame per hand-over would start them SER + 224,000 ps apart: 35 % of the line.)
+#[test]
+fn a_send_latency_delays_frames_without_capping_the_rate() {
+    let mut net = pair();
+    net.host.send_latency = pl2_sim::dist::DelayDist::constant(Duration(224_000));
+    let mut sp = roce(net, vec![msg(0, 0, 1, 10 * MP)], RoceConfig::default());
+    sp.metrics.trace = Some(pl2_sim::sim::TraceConfig::default());
+    let (_, recs, st) = run_roce(sp);
+    all_delivered_once(&recs, 1);
+    assert_eq!(took(&recs, 0), 224_000 + 9 * SER + hop2(SER));
+    let starts: Vec<u64> = recs
+        .trace
+        .iter()
+        .filter(|r| r.event == pl2_sim::metrics::TraceEvent::Tx && r.node == 0 && r.packet.kind == pl2_sim::packet::PktKind::Data)
+        .map(|r| r.time.0)
+        .collect();
+    assert_eq!(starts, (0..10).map(|k| 224_000 + k * SER).collect::<Vec<_>>());
+    assert_eq!((st.data_sent, st.retransmissions), (10, 0));
+}
+
 #[test]
 fn go_back_n_resends_from_the_lost_packet_on_its_nack() {
     // Packet 3 is lost. Packet 4 starts at 4 SER = 493.44 ns and reaches h1 at
@@ -100,24 +123,47 @@ fn selective_repeat_resends_only_the_lost_packet() {
 
 #[test]
 fn a_lost_tail_is_resent_after_the_timeout() {
-    // Packet 9 is lost: no gap shows. The last ACK (of PSN 8) restarts the 1 ms timeout
-    // when it reaches h0 at 8 SER + hop2(SER) + hop2(CTRL) = 2,347.36 ns; then 9 is resent.
+    // Packet 9 is lost: no gap shows. The last ACK (of PSN 8) restarts the local ACK
+    // timeout (default 4.096 µs × 2^14 = 67,108,864,000 ps) when it reaches h0 at 8 SER +
+    // hop2(SER) + hop2(CTRL) = 2,347.36 ns; then 9 is resent.
+    const RTO: u64 = 67_108_864_000;
+    assert_eq!(RoceConfig::default().rto, Duration(RTO));
     let (recs, st) = ten_packets(RoceConfig::default(), vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }]);
-    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + 1_000_000_000 + hop2(SER));
+    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + RTO + hop2(SER));
     assert_eq!((st.timeouts, st.retransmissions, st.nacks_sent), (1, 1, 0), "{st:?}");
+    // Any other timeout, e.g. 1 ms.
+    let (recs, _) = ten_packets(RoceConfig { rto: Duration::from_ms(1), ..RoceConfig::default() }, vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }]);
+    assert_eq!(took(&recs, 0), 8 * SER + hop2(SER) + hop2(CTRL) + 1_000_000_000 + hop2(SER));
     // A lost last ACK: the timeout resends PSN 9, whose duplicate is ACKed again. The
     // run goes on past the delivery to see it.
     let mut sp = roce(pair(), vec![msg(0, 0, 1, 10 * MP)], RoceConfig::default());
     sp.faults = vec![FaultSpec::DropControl { flow: 0, seq: 10, times: 1 }];
     let mut sim = Simulation::new(sp).unwrap();
     sim.run(
-        StopAt { end: SimTime(5_000_000_000), all_delivered: false, event_budget: None },
+        StopAt { end: SimTime(2 * RTO), all_delivered: false, event_budget: None },
         &mut ProgressClock::new(std::time::Duration::from_secs(60)),
         &mut |_| true,
     );
     assert_conserved(&sim);
     let st = sim.module_stats().roce.unwrap();
     assert_eq!((st.timeouts, st.retransmissions, st.duplicates, st.messages_acked), (1, 1, 1, 1), "{st:?}");
+}
+
+#[test]
+fn with_no_timeout_a_lost_tail_is_never_resent() {
+    // rto = 0 (HPCC's simulator, InfiniBand's timeout 0): only NACKs recover, and a lost
+    // last packet leaves no gap to NACK.
+    let mut sp = roce(pair(), vec![msg(0, 0, 1, 10 * MP)], RoceConfig { rto: Duration(0), ..RoceConfig::default() });
+    sp.faults = vec![FaultSpec::DropNth { flow: 0, seq: 9, times: 1 }];
+    let mut sim = Simulation::new(sp).unwrap();
+    sim.run(
+        StopAt { end: SimTime(1_000_000_000_000), all_delivered: true, event_budget: None },
+        &mut ProgressClock::new(std::time::Duration::from_secs(60)),
+        &mut |_| true,
+    );
+    assert_conserved(&sim);
+    let st = sim.module_stats().roce.unwrap();
+    assert_eq!((st.timeouts, st.retransmissions, st.messages_received, st.messages_acked), (0, 0, 0, 0), "{st:?}");
 }
 
 /// `n` senders each send `size` bytes to host `n` at once, through one switch at
@@ -197,7 +243,7 @@ fn invalid_configuration_is_rejected_naming_the_field() {
         (RoceConfig { data_priority: 8, ..RoceConfig::default() }, "data_priority"),
         (RoceConfig { control_priority: 3, ..RoceConfig::default() }, "control_priority"),
         (RoceConfig { preset: RocePreset::HpccMellanoxWin, ..RoceConfig::default() }, "window"),
-        (RoceConfig { rto: Duration(0), ..RoceConfig::default() }, "rto"),
+        (RoceConfig { tx_pipeline_frames: Some(0), ..RoceConfig::default() }, "tx_pipeline_frames"),
     ] {
         let err = Simulation::new(roce(pair(), vec![msg(0, 0, 1, 1)], cfg.clone())).err().map(|e| e.to_string());
         assert!(err.as_deref().is_some_and(|e| e.contains(field)), "{cfg:?}: {err:?}");

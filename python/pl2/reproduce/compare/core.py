@@ -232,9 +232,12 @@ def _claims_and_why(ctx: Context, ns: list[int], ds: list[str], A) -> list[str]:
                  f"{ro['pauses']} PAUSE frames, {ro['hdrop']} frames over PFC headroom (its drops are the background's), "
                  f"{ro['timeouts']} timeouts and {ro['resends']} resends. PFC's XOFF (100 KB) is per ingress port: {big} "
                  f"senders' ports each hold up to 100 KB before pausing (≈ {big * 100 / 1000:.1f} MB together) and all of it "
-                 f"drains through one 1 Gbps link, {ro['q'] * 8 / 1e9 * 1e3:.0f} ms of queue; RoCE's 1 ms safety timer "
-                 "(`rto`: no send and no ACK progress for 1 ms) then fires for flows still queued, and each go-back-N "
-                 "rewind resends what was already on its way.")
+                 f"drains through one 1 Gbps link, {ro['q'] * 8 / 1e9 * 1e3:.0f} ms of queue; "
+                 + ("RoCE's local ACK timeout (`rto`, default 4.096 µs × 2^14 = 67.1 ms without a send or ACK progress) "
+                    "then fires for flows queued longer, and each go-back-N rewind resends what was already on its way."
+                    if ro["timeouts"] else
+                    "RoCE's local ACK timeout (`rto`, default 4.096 µs × 2^14 = 67.1 ms) is longer than that queue and "
+                    "never fires."))
     lines.append(f"- The SFC design's short queue ({sf['q'] / 1000:.0f} KB at {big} senders) is mostly not SFC: SFC signals sent, "
                  f"{sig}. Its DCQCN preset (`sfc_seed`) caps each flow's bytes in flight at a 15 µs window, {win_b:.0f} B at "
                  f"1 Gbps, about one frame per flow, so N flows hold ≈ N frames in the network (the DCQCN paper's preset "

@@ -270,10 +270,11 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
                      + " Gbps with no queue to speak of (RoCE+PFC: " + f"{one['q'] / 1000:.1f} KB, {one['pauses']} pauses). The "
                      "diagnostic run with the testbed's 224 ns send path set to 0 (one sender; `part = diag` in the data) "
                      "gives " + ", ".join(f"{d} {dg[d]['good']:.1f}" for d in slow) + " Gbps: these designs pay the send path "
-                     "on every frame (RoCE hands the NIC one frame at a time: HPCC's NIC model, `docs/model.md` \"RoCE\"), "
-                     "one 1542 B frame per ≈ 123 + 224 ns (≈ 35 Gbps of wire) per sender; PL2 hands over K = 4 frames per "
-                     "burst (one sample of the send path each) and is not held back. A cost of this profile's host model, "
-                     "not of DCQCN or of Polo's control.")
+                     "on every frame (Polo keeps one data packet in its NIC and hands the next over when it has left, "
+                     "`docs/model.md` \"Polo\"), one 1542 B frame per ≈ 123 + 224 ns (≈ 35 Gbps of wire) per sender; PL2 "
+                     "hands over K = 4 frames per burst (one sample of the send path each) and RoCE's pacer keeps "
+                     "`tx_pipeline_frames` frames in the send path (`docs/model.md` \"RoCE\"), so neither is held back. A "
+                     "cost of this profile's host model, not of the designs' congestion control.")
     lines.append(f"- SFC against RoCE+PFC ({big} senders): SFC {C.facts('SFC', sf)}; RoCE+PFC {C.facts('RoCE+PFC', ro)}. "
                  f"SFC asked for {sf['sfc_ps'] / 1e6:.0f} µs of flow pauses, yet goodput ({sf['good']:.1f} against {ro['good']:.1f} Gbps), "
                  f"largest queue and PFC pauses ({sf['pauses']} against {ro['pauses']}) hardly move: "
@@ -285,14 +286,9 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
     hd = [(n, d, A("incast", "6000B", n, d)["hdrop"]) for n in ns for d in ("RoCE+PFC", "SFC") if A("incast", "6000B", n, d)["hdrop"]]
     if hd:
         lines.append("- **Lossless RoCE loses frames**: PFC headroom overflows in the incast (" + ", ".join(f"{d} {n} senders: {k}" for n, d, k in hd)
-                     + " frames over headroom, the only drops these designs have). pl2's default headroom (rate × (2 × (link "
-                     "delay + the switch pipeline's bound) + 2 full frames + the PAUSE)) is documented to make that "
-                     "impossible. One rerun of the 5-sender incast with drop records (outside the family) puts all 18 of its "
-                     "drops at the ToR's ingress from one host (h2), on the 2nd–4th packets of consecutive messages "
-                     "347 ns apart, the RoCE host's per-frame pace (123 ns frame + 224 ns send path): that host kept "
-                     "handing frames over while its ingress counter stood above XOFF + headroom. We have not found why "
-                     "(pl2's host-side PAUSE handling or the headroom formula, which leaves out the host's send path); "
-                     "flagged as a suspect in the model, not a property of DCQCN or PFC.")
+                     + " frames over headroom, the only drops these designs have). pl2's default headroom (`docs/model.md` "
+                     "\"PFC\") bounds what can arrive after XOFF, so this is a fault in the model to trace, not a property "
+                     "of DCQCN or PFC (the last one found: a PAUSE queued behind the host's receive path).")
     lines.append(f"- Polo's queue in the incast ({po['q'] / 1000:.0f} KB against its 7.7 KB threshold): a 6000 B message is 4 "
                  "packets, inside Polo's first burst of 12 (`initial_window_packets`, `docs/model.md` \"Polo\"), which "
                  "leaves before any mark can return, and Polo frees the sending thread once a message is handed to the "

@@ -36,12 +36,25 @@ pub struct RoceConfig {
     /// A receiver NACKs one expected packet again only after this long (HPCC
     /// `NACK Generation Interval`, `rdma-hw.cc:37-41`). Default 500 µs.
     pub nack_interval: Duration,
-    /// Safety net: a flow with unacknowledged packets that has neither sent a data frame
-    /// nor had an acknowledgement advance for this long rewinds (go-back-N) or resends
-    /// its first unacknowledged packet (selective repeat). Default 1 ms. HPCC's simulator
-    /// has none (recovery only by NACK, `rdma-hw.cc:416-417,495-497`); InfiniBand's local
-    /// ACK timeout is 4.096 µs × 2^n, n set per QP.
+    /// The local ACK timeout: a flow with unacknowledged packets that has neither sent a
+    /// data frame nor had an acknowledgement advance for this long rewinds (go-back-N) or
+    /// resends its first unacknowledged packet (selective repeat); 0: none (HPCC's
+    /// simulator: recovery only by NACK, `rdma-hw.cc:416-417,495-497`; InfiniBand's
+    /// timeout field 0). InfiniBand sets it per QP as 4.096 µs × 2^n (`timeout` n =
+    /// 1..31). Default 4.096 µs × 2^14 = 67.108864 ms: n = 14, perftest's default
+    /// (`DEF_QP_TIME`), the common RoCE benchmark setting (rdma-cm's RoCE default is
+    /// 2^19 × 4.096 µs ≈ 2.1 s, NCCL's 2^18 × 4.096 µs ≈ 1.07 s). A timeout far below the
+    /// pauses PFC can impose fires on flows that are only paused.
     pub rto: Duration,
+    /// Data frames the NIC holds between its pacer and the wire: the pacer picks the next
+    /// frame one full frame's line-rate time after the last (at the flow's rate), while
+    /// up to this many of the host's data frames are still in the send path
+    /// (`[network.host]` send costs and `send_latency`) or the NIC queue — a NIC
+    /// prefetching far enough ahead to hide its DMA latency, so that latency delays
+    /// frames without capping the rate. Default (unset): 1 + ⌈(the send path's bound) /
+    /// (a full frame's time at the link rate)⌉, 1 with no send path (HPCC's NIC, one frame
+    /// per transmit opportunity).
+    pub tx_pipeline_frames: Option<u32>,
     /// Publish per-flow probes `roce_rate_bps`, `roce_target_bps` and `roce_alpha` at every
     /// rate change. Default true.
     pub probes: bool,
@@ -98,6 +111,9 @@ pub struct RoceConfig {
     /// `rdma-queue-pair.cc:125-137`). Preset: `hpcc_mellanox_win` true; others false.
     pub window_scales_with_rate: Option<bool>,
 }
+
+/// InfiniBand's local ACK timeout unit (4.096 µs; the timeout is this × 2^n), in ps.
+pub const IB_ACK_TIMEOUT_UNIT_PS: u64 = 4_096_000;
 
 /// Named DCQCN parameter sets (`docs/model.md`, "RoCE with DCQCN", has the table).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
@@ -207,7 +223,8 @@ impl Default for RoceConfig {
             loss_recovery: LossRecovery::GoBackN,
             ack_every_packets: 1,
             nack_interval: Duration::from_us(500),
-            rto: Duration::from_ms(1),
+            rto: Duration(IB_ACK_TIMEOUT_UNIT_PS << 14),
+            tx_pipeline_frames: None,
             probes: true,
             seed_reading: SeedReading::default(),
             g: None,
@@ -266,6 +283,8 @@ pub struct RoceSettings {
     pub ack_every_packets: u32,
     pub nack_interval: Duration,
     pub rto: Duration,
+    /// `None`: derived from the host's send path where the host is built.
+    pub tx_pipeline_frames: Option<u32>,
     pub probes: bool,
     pub dcqcn: DcqcnParams,
 }
@@ -279,6 +298,8 @@ pub enum RoceConfigError {
     SameClass { control: u8, data: u8 },
     #[error("header_bytes = 0; RoCEv2 frames carry IP, UDP and BTH headers (44 B with the ICRC)")]
     NoHeader,
+    #[error("tx_pipeline_frames = 0; the NIC holds at least the frame it sends (1, or leave it unset to derive it from the send path)")]
+    NoPipeline,
     #[error("{field} = 0; the interval must be positive, e.g. \"55us\"")]
     ZeroTime { field: &'static str },
     #[error("g = {0}; the EWMA gain must be in (0, 1], e.g. 0.00390625 (1/256)")]
@@ -338,6 +359,7 @@ impl RoceConfig {
             ack_every_packets: self.ack_every_packets,
             nack_interval: self.nack_interval,
             rto: self.rto,
+            tx_pipeline_frames: self.tx_pipeline_frames,
             probes: self.probes,
             dcqcn: d,
         };
@@ -359,8 +381,11 @@ impl RoceSettings {
         if self.header_bytes == 0 {
             return Err(RoceConfigError::NoHeader);
         }
+        if self.tx_pipeline_frames == Some(0) {
+            return Err(RoceConfigError::NoPipeline);
+        }
         let d = &self.dcqcn;
-        for (field, t) in [("rto", self.rto), ("nack_interval", self.nack_interval), ("alpha_timer", d.alpha_timer), ("increase_timer", d.increase_timer)] {
+        for (field, t) in [("nack_interval", self.nack_interval), ("alpha_timer", d.alpha_timer), ("increase_timer", d.increase_timer)] {
             if t.0 == 0 {
                 return Err(RoceConfigError::ZeroTime { field });
             }

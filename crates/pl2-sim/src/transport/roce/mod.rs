@@ -13,8 +13,9 @@
 //! - Reaction point: [`dcqcn`], one per flow, driving the sender's pacer ([`sender`]).
 //!
 //! Pacing is done inside the transport with a timer, not by the host layer designed in
-//! `docs/architecture.md` (which is not built yet): the sender keeps one data frame in
-//! the NIC and releases the next when its flow's rate allows (see [`sender`]).
+//! `docs/architecture.md` (which is not built yet): the sender keeps up to
+//! `tx_pipeline_frames` data frames between itself and the wire (one with no send path)
+//! and releases the next when the line and its flow's rate allow (see [`sender`]).
 //! A flow is one message (its own QP, as in HPCC's simulator), starting at line rate.
 //!
 //! Source Flow Control (`sim/sfc.rs`): a switch's SFC signal names the flow of the data
@@ -43,10 +44,10 @@ pub use config::{
 };
 
 use crate::error::{invalid, BuildError};
-use crate::framing::L4Headers;
+use crate::framing::{Framing, L4Headers};
 use crate::packet::{flags, Packet};
 use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, StatsSection, Transport};
-use crate::units::{BitsPerSec, SimTime};
+use crate::units::{BitsPerSec, Duration, SimTime};
 use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
@@ -113,7 +114,14 @@ impl Transport for Roce {
 
     fn host(cfg: &RoceConfig, at: &HostSite<'_>) -> Result<Box<RoceHost>, BuildError> {
         let settings = cfg.resolve(at.link_rate).map_err(|e| invalid(at.field, e.to_string()))?;
-        Ok(Box::new(RoceHost::new(settings, at.max_payload(cfg.l4()), at.link_rate)))
+        let hc = &at.net.host;
+        let path = [&hc.send_cpu_per_packet, &hc.send_cpu_per_burst, &hc.send_latency];
+        let min = Duration(path.iter().map(|d| d.min().0).sum());
+        let bound = path.iter().map(|d| d.bound().0).sum::<u64>();
+        let max_payload = at.max_payload(cfg.l4());
+        let full = at.link_rate.tx_time(at.net.framing.wire_bytes(cfg.l4(), max_payload)).0.max(1);
+        let frames = settings.tx_pipeline_frames.unwrap_or(1 + bound.div_ceil(full) as u32);
+        Ok(Box::new(RoceHost::new(settings, max_payload, at.link_rate).with_tx_path(at.net.framing, min, frames)))
     }
 
     fn report(host: &Box<RoceHost>, stats: &mut ModuleStats) {
@@ -133,6 +141,12 @@ pub(crate) struct Ctx {
     pub max_payload: u64,
     /// The host's link rate: line rate, and the serialisation time of its frames.
     pub link_rate: BitsPerSec,
+    /// The network's framing (a data frame's wire bytes when the pacer picks it).
+    pub framing: Framing,
+    /// The send path's shortest delay (CPU costs and latency) and the data frames the
+    /// NIC holds between the pacer and the wire (`RoceConfig::tx_pipeline_frames`).
+    pub path_min: Duration,
+    pub pipeline: u32,
 }
 
 /// RoCE on one host: a sender and a receiver. Timer ids: 0 the sender's pacing timer,
@@ -152,7 +166,17 @@ impl RoceHost {
             data: settings.data_priority,
             control: settings.control_priority,
         };
-        RoceHost { ctx: Ctx { settings, stamp, max_payload, link_rate }, sender: Sender::new(), receiver: Receiver::new(), stats: RoceStats::default() }
+        let ctx = Ctx { settings, stamp, max_payload, link_rate, framing: Framing::default(), path_min: Duration::ZERO, pipeline: 1 };
+        RoceHost { ctx, sender: Sender::new(), receiver: Receiver::new(), stats: RoceStats::default() }
+    }
+
+    /// The host's framing, its send path's shortest delay and the NIC's transmit pipeline
+    /// depth (`new` assumes default framing, no send path and one frame).
+    pub fn with_tx_path(mut self, framing: Framing, path_min: Duration, frames: u32) -> RoceHost {
+        self.ctx.framing = framing;
+        self.ctx.path_min = path_min;
+        self.ctx.pipeline = frames.max(1);
+        self
     }
 
     pub fn stats(&self) -> &RoceStats {

@@ -3,13 +3,21 @@
 //! go-back-N or selective repeat and a timeout.
 //!
 //! - Pacing is inside the transport, with a timer (not the host layer designed in
-//!   `docs/architecture.md`). The host keeps at most one of its data frames in the NIC,
-//!   as HPCC's NIC pulls one packet per transmit opportunity (`qbb-net-device.cc:95-130`):
-//!   when it has left, the next goes to the first flow in round-robin order whose next
-//!   send time has come. A flow's next send time is when its last frame started to
-//!   serialise plus that frame's wire bytes × 8 / its current rate, rounded up to the
-//!   picosecond (HPCC `UpdateNextAvail`, `rdma-hw.cc:591-598`); a rate change recomputes
-//!   it with the new rate (`ChangeRate`, `:600-612`). Every flow starts at line rate.
+//!   `docs/architecture.md`). HPCC's NIC pulls one packet per transmit opportunity
+//!   (`qbb-net-device.cc:95-130`); here the pacer picks the next frame — from the first
+//!   flow in round-robin order whose next send time has come — once the line would be
+//!   free had the last one gone straight to the wire (its pick + its wire bytes at the
+//!   link rate), while fewer than `tx_pipeline_frames` of the host's data frames are
+//!   between the pacer and the wire (the host's send path, then the NIC queue). With no
+//!   send path that is one frame, picked when the last one has left, as HPCC's; with a
+//!   send latency the NIC pipelines: every frame is late by it and the rate holds.
+//!   A flow's next send time is when its last frame was picked plus that frame's wire
+//!   bytes × 8 / its current rate, rounded up to the picosecond (HPCC `UpdateNextAvail`,
+//!   `rdma-hw.cc:591-598`, whose pick is the frame's start on the wire); a rate change
+//!   recomputes it with the new rate (`ChangeRate`, `:600-612`). A frame that starts
+//!   later than its pick + the send path's shortest delay (the NIC was busy or paused)
+//!   moves its flow's pacing to that start, so a held-up flow does not burst to catch
+//!   up (and the line's next pick likewise). Every flow starts at line rate.
 //! - The message's thread is released at once (posting a write returns; messages of one
 //!   host proceed side by side, each paced on its own).
 //! - Window (HPCC `IsWinBound`, `rdma-queue-pair.cc:120-137`): a flow whose bytes in
@@ -63,9 +71,11 @@ struct Flow {
     next_avail: SimTime,
     /// SFC: the flow sends nothing before this.
     paused_until: SimTime,
-    /// When the flow's last frame started to serialise, and its wire bytes.
+    /// When the flow's last frame was picked (or, held up, started less the send path's
+    /// shortest delay), its wire bytes and PSN.
     last_start: SimTime,
     last_wire: u64,
+    last_psn: u32,
 }
 
 impl Flow {
@@ -94,13 +104,16 @@ pub(super) struct Sender {
     /// Live flows in start order (round robin).
     order: Vec<u32>,
     cursor: usize,
-    /// One of this host's data frames is in the NIC.
-    nic_busy: bool,
+    /// This host's data frames between the pacer and the wire (send path or NIC queue).
+    in_nic: u32,
+    /// When the line would be free had the last frame gone straight to the wire: the
+    /// earliest next pick.
+    line_free: SimTime,
 }
 
 impl Sender {
     pub fn new() -> Sender {
-        Sender { flows: Slab::default(), index: FxHashMap::default(), order: Vec::new(), cursor: 0, nic_busy: false }
+        Sender { flows: Slab::default(), index: FxHashMap::default(), order: Vec::new(), cursor: 0, in_nic: 0, line_free: SimTime::ZERO }
     }
 
     /// Messages whose last acknowledgement has not arrived.
@@ -128,6 +141,7 @@ impl Sender {
             paused_until: SimTime::ZERO,
             last_start: now,
             last_wire: 0,
+            last_psn: u32::MAX,
         };
         let idx = self.flows.insert(f);
         self.index.insert((msg.slot, msg.gen), idx);
@@ -142,10 +156,11 @@ impl Sender {
         self.pump(now, ctx, st, out);
     }
 
-    /// Hands the next data frame to the NIC if none of ours is there and a flow may send;
-    /// otherwise arms the pacing timer for the earliest flow that will be allowed.
+    /// Hands the next data frame to the send path if the pipeline has room, the line is
+    /// free and a flow may send; otherwise arms the pacing timer for the earliest time a
+    /// flow will be allowed (a full pipeline waits for a frame to leave).
     fn pump(&mut self, now: SimTime, ctx: &Ctx, st: &mut RoceStats, out: &mut Actions) {
-        if self.nic_busy {
+        if self.in_nic >= ctx.pipeline {
             return;
         }
         let n = self.order.len();
@@ -157,14 +172,15 @@ impl Sender {
             if !f.has_work() || f.window_bound(ctx) {
                 continue;
             }
-            let ready = f.next_avail.max(f.paused_until);
+            let ready = f.next_avail.max(f.paused_until).max(self.line_free);
             if ready > now {
                 earliest = Some(earliest.map_or(ready, |e| e.min(ready)));
                 continue;
             }
             self.cursor = pos + 1;
             self.send_one(now, ctx, idx, st, out);
-            return;
+            // Room left in the pipeline: the next pick's timer.
+            return self.pump(now, ctx, st, out);
         }
         if let Some(t) = earliest {
             out.set_timer(PACING_TIMER, t);
@@ -183,26 +199,38 @@ impl Sender {
         f.high = f.high.max(psn + 1);
         let payload = payload_of(f.info.size, psn, ctx.max_payload) as u32;
         let frame = Frame::Data { msg: f.msg, size: f.info.size, psn, resent };
+        let wire = ctx.framing.wire_bytes(ctx.stamp.l4, u64::from(payload));
+        f.last_start = now;
+        f.last_wire = wire;
+        f.last_psn = psn;
+        f.next_avail = now + f.rp.rate.tx_time(wire);
         out.sends.push(wire::encode(f.info.dst, &frame, payload, &ctx.stamp, f.info.thread));
         if resent {
             st.retransmissions += 1;
         } else {
             st.data_sent += 1;
         }
-        out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
-        self.nic_busy = true;
+        Self::restart_rto(now, ctx, idx, out);
+        self.in_nic += 1;
+        self.line_free = now + ctx.link_rate.tx_time(wire);
     }
 
-    /// Our data frame's last bit left: the flow's next send time, its byte counter, and
-    /// the next frame.
+    /// Our data frame's last bit left: its byte counter, the pacing of a frame that was
+    /// held up, and the next frame.
     pub fn on_tx_done(&mut self, now: SimTime, ctx: &Ctx, pkt: &Packet, st: &mut RoceStats, out: &mut Actions) {
-        self.nic_busy = false;
+        self.in_nic -= 1;
+        let wire = u64::from(pkt.wire);
+        let line = ctx.link_rate.tx_time(wire).0;
+        // Where its pick would have been had it met no wait beyond the send path's shortest.
+        let unheld = SimTime((now.0 - line).saturating_sub(ctx.path_min.0));
+        self.line_free = self.line_free.max(unheld + crate::units::Duration(line));
         if let Some(&idx) = self.index.get(&(pkt.msg, pkt.msg_gen)) {
             let f = self.flows.get_mut(idx).expect("indexed flows are live");
-            let wire = u64::from(pkt.wire);
-            f.last_start = SimTime(now.0 - ctx.link_rate.tx_time(wire).0);
-            f.last_wire = wire;
-            f.next_avail = f.last_start + f.rp.rate.tx_time(wire);
+            debug_assert!(pkt.seq != f.last_psn || wire == f.last_wire, "the pacer's wire bytes are the frame's");
+            if pkt.seq == f.last_psn && unheld > f.last_start {
+                f.last_start = unheld;
+                f.next_avail = unheld + f.rp.rate.tx_time(wire);
+            }
             let c = f.rp.on_sent(wire, &ctx.settings.dcqcn);
             self.moved(idx, ctx, c, st, out);
         }
@@ -227,6 +255,13 @@ impl Sender {
             out.probes.push((f.msg.flow, "roce_rate_bps", f.rp.rate.0 as f64));
             out.probes.push((f.msg.flow, "roce_target_bps", f.rp.target.0 as f64));
             out.probes.push((f.msg.flow, "roce_alpha", f.rp.alpha));
+        }
+    }
+
+    /// Restarts flow `idx`'s local ACK timeout (none when `rto` is 0).
+    fn restart_rto(now: SimTime, ctx: &Ctx, idx: u32, out: &mut Actions) {
+        if ctx.settings.rto.0 > 0 {
+            out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
         }
     }
 
@@ -310,7 +345,7 @@ impl Sender {
         f.snd_nxt = f.snd_nxt.max(next);
         f.resend.retain(|&p| p >= next);
         if next < f.n_pkts {
-            out.set_timer(timer_id(idx, RTO), now + ctx.settings.rto);
+            Self::restart_rto(now, ctx, idx, out);
             return false;
         }
         st.messages_acked += 1;

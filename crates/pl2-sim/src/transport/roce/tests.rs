@@ -259,6 +259,46 @@ fn pacing_holds_the_rate_to_the_picosecond() {
     assert_eq!(BitsPerSec::gbps(7).tx_time(WIRE), Duration(1_762_286));
 }
 
+/// With a send path of 224 ns and three frames in the pipeline, the pacer picks frames
+/// on its own clock — one full frame's time apart at line rate, a frame's time at the
+/// flow's rate after a cut — not when the previous frame leaves the wire.
+#[test]
+fn a_pipelined_pacer_picks_on_its_own_clock() {
+    let mut h = host(RoceConfig { increase_timer: Some(Duration::from_ms(100)), ..RoceConfig::default() })
+        .with_tx_path(crate::framing::Framing::default(), Duration(224_000), 3);
+    let mut out = Actions::default();
+    h.on_message(SimTime::ZERO, &msg(20 * MP), &mut out);
+    assert_eq!(data_psns(&out), [0]);
+    assert_eq!(pacing_timer(&out), Some(SimTime(SER)), "the next pick when the line would be free");
+    let mut sent = vec![out.sends[0]];
+    for k in 1..3 {
+        out.clear();
+        h.on_timer(SimTime(k * SER), 0, &mut out);
+        assert_eq!(data_psns(&out), [k as u32]);
+        sent.push(out.sends[0]);
+    }
+    assert_eq!(pacing_timer(&out), None, "three frames in the pipeline: wait for one to leave");
+    // Frame 0 reached the wire 224 ns after its pick and left at 347,360 ps: not held up,
+    // and the line's next pick is still 3 × SER = 370,080 ps.
+    out.clear();
+    h.on_tx_done(SimTime(224_000 + SER), &packet(&sent[0]), &mut out);
+    assert!(data_psns(&out).is_empty());
+    assert_eq!(pacing_timer(&out), Some(SimTime(3 * SER)));
+    out.clear();
+    h.on_timer(SimTime(3 * SER), 0, &mut out);
+    assert_eq!(data_psns(&out), [3]);
+    // A CNP halves the rate at 400 ns; frame 3 was picked at 370,080 ps, so the next pick
+    // is 370,080 + 246,720 = 616,800 ps, whenever frames leave the wire.
+    out.clear();
+    let cnp = wire::encode(0, &Frame::Cnp { msg: MsgRef::from(&msg(0)), psn: 0 }, 0, &h.ctx.stamp, 0);
+    h.on_packet(SimTime(400_000), &Packet { msg: 3, msg_gen: 1, flow: 42, ..packet(&cnp) }, &HostView::default(), &mut out);
+    assert_eq!(h.rate_of(3, 1).unwrap().0, 50_000_000_000);
+    out.clear();
+    h.on_tx_done(SimTime(224_000 + 2 * SER), &packet(&sent[1]), &mut out);
+    assert!(data_psns(&out).is_empty());
+    assert_eq!(pacing_timer(&out), Some(SimTime(616_800)));
+}
+
 #[test]
 fn the_notification_point_sends_at_most_one_cnp_per_interval() {
     // Paper: N = 50 µs. Marked packets at 0, 10 µs and 60 µs → CNPs at 0 and 60 µs.
