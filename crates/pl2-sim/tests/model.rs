@@ -29,6 +29,7 @@ mod model {
     mod tcp;
     mod tcp_handshake;
     mod tcp_pl2;
+    mod tcp_rack;
     mod trace;
     mod trimming;
     mod unloaded_latency;

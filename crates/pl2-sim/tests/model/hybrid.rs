@@ -2,7 +2,7 @@
 //! circuit only inside one of their rack pair's days, to the picosecond; nothing is lost
 //! or duplicated across reconfigurations; nights drop what is in flight only when asked;
 //! the circuit-state bit rides on acknowledgements exactly while the pair's circuit is
-//! up or due.
+//! up or due; a resized VOQ grows exactly τ before its circuit's day.
 
 use super::common::*;
 use pl2_sim::config::{LinkConfig, NetworkConfig, TopologyConfig};
@@ -182,4 +182,55 @@ fn a_closed_night_keeps_the_next_pairs_packet_path_idle() {
     };
     assert_eq!(count(NightPacketPath::Closed), 0);
     assert!(count(NightPacketPath::Open) > 0);
+}
+
+/// Dynamic resizing inside a whole simulation, to the picosecond: a VOQ grows exactly τ
+/// before its circuit's day. Two racks, a 100 µs day from t = 0 and a 1 ms night, so the
+/// 0 → 1 circuit's next day starts at 1100 µs and, with τ = 300 µs, the VOQ holds
+/// 2 frames until T = 800 µs and 6 from then on. Host 0 sends raw 8960 B frames to
+/// rack 1 from after the first day at 40 Gbps into the 10 Gbps packet uplink: the VOQ is
+/// full and refuses three frames of four, each refusal a drop record at the frame's
+/// arrival. Before T nothing depends on absolute time (the circuit is down), so starting
+/// the message δ later moves every arrival before T by exactly δ. A first run gives a
+/// refused arrival d shortly before T; started T − d later, that arrival falls exactly at
+/// T and is taken (the VOQ is large from T on), started 1 ps earlier still, it falls at
+/// T − 1 ps and is refused (still small). Everything else is conserved.
+#[test]
+fn a_voq_grows_exactly_tau_before_its_circuit_to_the_picosecond() {
+    use pl2_sim::metrics::DropReason;
+    use pl2_sim::net::circuit::ResizeConfig;
+    let (small, large) = (2, 6);
+    let tau = Duration::from_us(300);
+    let cfg = CircuitConfig { day: Duration::from_us(100), night: Duration::from_ms(1), ..CircuitConfig::default() };
+    let t_grow = SimTime(Duration::from_us(1100).0 - tau.0);
+    let voq = VoqConfig { capacity_packets: small, resize: Some(ResizeConfig { tau, small, large }), ..VoqConfig::default() };
+    // Drop times at the VOQ of a run whose message starts at `start` ps.
+    let refused = |start: u64| -> Vec<u64> {
+        let mut sp = spec(net(2, cfg.clone(), voq.clone()), vec![list(vec![msg(start, 0, 2, 500 * 8960)])]);
+        sp.metrics.drop_records = true;
+        let mut sim = Simulation::new(sp).unwrap();
+        sim.run(pl2_sim::sim::StopAt { end: SimTime(1_000_000_000), all_delivered: false, event_budget: None }, &mut pl2_sim::sim::ProgressClock::new(std::time::Duration::from_secs(60)), &mut |_| true);
+        assert_conserved(&sim);
+        let drops = sim.drain_records().drops;
+        assert!(drops.iter().all(|d| d.reason == DropReason::QueueLimit && d.dst == 2), "only the VOQ drops");
+        drops.iter().map(|d| d.time.0).collect()
+    };
+    let start = Duration::from_us(150).0;
+    let base = refused(start);
+    let before: Vec<u64> = base.iter().copied().filter(|&t| t < t_grow.0).collect();
+    assert!(before.len() > 100, "the small VOQ refuses most frames before T: {}", before.len());
+    let d = *before.iter().rfind(|&&t| t + 20_000_000 < t_grow.0).expect("a refusal 20 µs before T");
+    let delta = t_grow.0 - d;
+    // The refused arrival moved onto T: taken.
+    let at = refused(start + delta);
+    let shifted: Vec<u64> = before.iter().filter(|&&t| t < d).map(|&t| t + delta).collect();
+    assert_eq!(at.iter().copied().filter(|&t| t < t_grow.0).collect::<Vec<_>>()[..shifted.len()], shifted[..], "arrivals before T move by δ");
+    assert!(!at.contains(&t_grow.0), "the frame arriving at T = day start − τ is taken");
+    // Moved 1 ps earlier: refused, at T − 1 ps.
+    let early = refused(start + delta - 1);
+    assert!(early.contains(&(t_grow.0 - 1)), "the frame arriving 1 ps before T is refused");
+    // From T the VOQ takes frames up to `large`: the next refusals come only after the
+    // 4 extra frames arrived (one every 1.8 µs, while one left every 7.2 µs).
+    let next = *at.iter().find(|&&t| t > t_grow.0).expect("refusals after T");
+    assert!(next - t_grow.0 > 4 * 1_800_000, "after T the VOQ took {large} − {small} frames more before refusing again");
 }

@@ -300,6 +300,7 @@ fn random_workload_under_loss_completes_and_is_deterministic() {
         TcpConfig::default(),
         TcpConfig { sack: false, cc: Some(CcKind::NewReno), ..TcpConfig::default() },
         TcpConfig { delayed_ack: false, cc: Some(CcKind::None), ..TcpConfig::default() },
+        TcpConfig { rack_tlp: true, ..TcpConfig::default() },
     ] {
         let (a, st) = poisson_run(7, cfg.clone());
         assert!(st.retransmissions > 0, "the scenario should lose packets: {st:?}");

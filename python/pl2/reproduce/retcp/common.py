@@ -14,8 +14,12 @@ Every choice the slides leave open is a constant here, stated in the family's re
   (etalon's switch is one software element whose delays are the links'), store and
   forward; the switches' shared buffers are large (64 MB) so that a VOQ is the only place
   a frame can be dropped.
-- Hosts: pl2's TCP (SACK, delayed ACKs every second segment or 40 µs, no segmentation
-  offload: each 8960 B segment is its own frame; initial window 10; 1 ms minimum RTO).
+- Hosts: pl2's TCP (SACK, RACK-TLP, delayed ACKs every second segment or 40 µs, no
+  segmentation offload: each 8960 B segment is its own frame; initial window 10; 1 ms
+  minimum RTO). RACK-TLP because etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon
+  `bin/kernel_install.sh:38`), whose defaults have it on (`tcp_recovery` = 1: RACK beside
+  the duplicate-ACK rules; `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts
+  change neither.
 - 16 flows, host i of rack 0 to host i of rack 1, each a closed loop of 1 GB messages
   (never finishing within the run): long-lived.
 """
@@ -91,7 +95,7 @@ def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, 
                                "stats_from": f"{warm_us}us"}
     if signal_lead_us is not None:
         circuit["signal_lead"] = f"{signal_lead_us}us"
-    transport: dict[str, Any] = {"kind": "tcp", "cc": cc}
+    transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
     if cc == "retcp" and retcp_base != "reno":
         transport["retcp"] = {"base": retcp_base}
     workloads = [{"kind": "persistent", "senders": [SRC_RACK * HOSTS_PER_RACK + i],

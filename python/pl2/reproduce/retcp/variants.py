@@ -31,5 +31,5 @@ def run(ctx: Context) -> str:
                       ", ".join(f"{k}: {v:.0f}" for k, v in ours.items()), all(39 <= v <= 58 for v in ours.values()))
         out += [f"**{racks} racks**:", "", sweep.result_table(df, labels, SLIDES, "variant"), ""]
     out += ["The slide's bars (17 Linux variants at 42-55 %, one at 26 %) cannot be matched name by name from the slide's "
-            "text; pl2 has four of them. All four land in or near the slide's band at both rack counts (reTCP 40 % at 8 racks).", ""]
+            "text; pl2 has four of them. All four land in the slide's band at both rack counts (the table; with RACK-TLP since the hosts model Linux 4.15, `docs/model.md`).", ""]
     return "\n".join(out)

@@ -37,6 +37,18 @@ pub struct TcpConfig {
     /// SACK-based loss recovery (RFC 2018 / RFC 6675). `false`: NewReno recovery (RFC
     /// 6582). Default true.
     pub sack: bool,
+    /// RACK-TLP loss detection (RFC 8985; needs `sack`): RACK marks a segment lost once a
+    /// segment sent after it is delivered and one RACK.rtt plus a reordering window has
+    /// passed since it left (§6), in addition to RFC 6675's duplicate-ACK rules, as Linux
+    /// 4.4–4.17 ran them together (4.18 on uses RACK alone); a tail loss probe resends the
+    /// last segment, or sends the next one, 2·SRTT after the last transmission or ACK
+    /// (plus `delayed_ack_timeout` with one segment out, when ACKs are delayed) instead of
+    /// waiting for the RTO (§7). Not with `scheduler = "pl2"`. Default false, as RFC 6675
+    /// alone (ns-3 3.44's default; Linux has had it on by default since 4.4: the reTCP
+    /// experiments set it, see `docs/model.md`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub rack_tlp: bool,
     /// Initial window in segments (RFC 6928). Default 10.
     pub initial_window: u32,
     /// How NewReno and DCTCP grow the window (slow start and congestion avoidance; CUBIC
@@ -276,6 +288,7 @@ impl Default for TcpConfig {
             scheduler: TcpScheduler::None,
             pl2: None,
             sack: true,
+            rack_tlp: false,
             initial_window: 10,
             byte_counting: true,
             delayed_ack: true,
@@ -321,6 +334,9 @@ impl TcpConfig {
 
     /// Checks the scheduler fields: `Err((field, problem and fix))`.
     pub fn validate_scheduler(&self) -> Result<(), (&'static str, String)> {
+        if self.rack_tlp && self.scheduler == TcpScheduler::Pl2 {
+            return Err(("transport.rack_tlp", "RACK-TLP is not modelled under TCP over PL2 (PL2 decides when segments leave); set rack_tlp = false or scheduler = \"none\"".into()));
+        }
         let Some(p) = &self.pl2 else { return Ok(()) };
         if self.scheduler != TcpScheduler::Pl2 {
             return Err(("transport.pl2", "is set but transport.scheduler = \"none\"; set scheduler = \"pl2\" to run TCP over PL2, or remove [transport.pl2]".into()));
@@ -341,6 +357,9 @@ impl TcpConfig {
     pub fn validate(&self, mss: u64) -> Result<(), String> {
         if !(self.retcp.beta.is_finite() && self.retcp.beta >= 1.0) {
             return Err(format!("retcp.beta = {}; β must be a finite factor ≥ 1 (the slides use 2)", self.retcp.beta));
+        }
+        if self.rack_tlp && !self.sack {
+            return Err("rack_tlp = true needs sack = true (RACK-TLP needs SACK, RFC 8985 §5); set sack = true or rack_tlp = false".into());
         }
         if self.priority > 7 {
             return Err(format!("priority = {}; 802.1Q priorities are 0..7", self.priority));

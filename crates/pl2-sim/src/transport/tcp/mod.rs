@@ -15,7 +15,8 @@
 //! - Messages ride the stream (segments never span two messages); a message completes
 //!   when its last byte is delivered in order; the sending thread is released when the
 //!   message's last byte is in the send buffer ([`sender`]).
-//! - Sender: [`sender`] (window, SACK / NewReno recovery, RTO); receiver: [`receiver`]
+//! - Sender: [`sender`] (window, SACK / NewReno recovery, RTO, and with `rack_tlp` the
+//!   RACK-TLP loss detection of RFC 8985, [`rack`]); receiver: [`receiver`]
 //!   (in-order delivery, delayed ACKs, SACK blocks, ECN echo); RTO estimator: [`rto`];
 //!   congestion control: [`cc`].
 //!
@@ -38,6 +39,7 @@
 pub mod cc;
 pub mod config;
 pub mod pl2;
+pub mod rack;
 pub mod receiver;
 pub mod rto;
 pub mod sender;
@@ -94,6 +96,19 @@ crate::counters! {
         pub syn_acks_sent: u64,
         #[serde(skip_serializing_if = "is_zero")]
         pub syn_acks_received: u64,
+        /// RACK-TLP (`rack_tlp = true`; left out of serialised summaries while zero):
+        /// tail loss probes sent (RFC 8985 §7.3; a probe that resends a segment is also
+        /// counted in `retransmissions`), probes whose ACK showed they repaired a loss
+        /// (§7.4.2), segments RACK marked lost by time (§6.2 step 5), and reordering
+        /// timer expiries.
+        #[serde(skip_serializing_if = "is_zero")]
+        pub loss_probes: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub loss_probe_recoveries: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub rack_marked_lost: u64,
+        #[serde(skip_serializing_if = "is_zero")]
+        pub rack_reorder_timeouts: u64,
     }
 }
 

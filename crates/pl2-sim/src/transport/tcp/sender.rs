@@ -50,10 +50,24 @@
 //! - Window growth counts the bytes each ACK newly reports delivered (cumulatively
 //!   acknowledged and not SACKed before, or SACKed now), as Linux and ns-3 do; duplicate
 //!   ACKs do not grow the window.
-//! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), RACK, D-SACK, the
+//! - RACK-TLP (`rack_tlp = true`, RFC 8985, state in [`super::rack`]): every ACK feeds
+//!   the segments it newly delivers to RACK (§6.2 steps 1-4), which then marks lost each
+//!   outstanding segment sent before the latest delivered one once RACK.rtt plus the
+//!   reordering window has passed since it left, or arms the reordering timer for the
+//!   rest (step 5); a segment RACK marks lost starts fast recovery as RFC 6675's rules
+//!   do (both run, as in Linux 4.4–4.17). A lost retransmission is marked again the same
+//!   way. With nothing SACKed and no recovery under way, the tail loss probe timer
+//!   (§7.2) stands in for the RTO: when it fires, one segment goes out beyond the
+//!   window (the next new one, or the last one sent again, §7.3), the RTO is re-armed,
+//!   and an ACK beyond the resent probe's end shows it repaired a loss, which cuts the
+//!   window as a fast recovery would (§7.4.2). On an RTO, only the first unacknowledged
+//!   segment and those sent more than RACK.rtt + the reordering window ago are marked
+//!   lost (§6.3).
+//! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), D-SACK, the
 //!   retransmission of a SACKed segment after reneging.
 
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
+use super::rack::{Rack, TimerKind};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment, Syn};
 use super::config::{HandshakeAck, TcpConfig};
@@ -139,6 +153,8 @@ pub(super) struct Conn {
     syn_sent: SimTime,
     syn_resent: bool,
     syn_rto: Duration,
+    /// RACK-TLP's state (`rack_tlp` only).
+    rack: Rack,
 }
 
 pub(super) struct Sender {
@@ -285,6 +301,7 @@ impl Sender {
             syn_sent: SimTime::ZERO,
             syn_resent: false,
             syn_rto: ctx.cfg.syn_rto,
+            rack: Rack::default(),
         };
         self.conns.push(c);
         let i = self.conns.len() as u32 - 1;
@@ -352,6 +369,7 @@ impl Sender {
         }
         let ect = c.cc.ecn();
         let mut pipe = c.pipe(&ctx.cfg, mss);
+        let mut sent_new = false;
         while self.in_ring[t] < self.ring {
             // A lost segment not yet resent.
             let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
@@ -407,8 +425,17 @@ impl Sender {
             st.segments_sent += 1;
             c.snd_nxt = end;
             pipe += len;
+            sent_new = true;
         }
-        if !c.rto_armed && c.snd_una < c.snd_nxt {
+        if ctx.cfg.rack_tlp {
+            // RFC 8985 §7.2: new data (re)starts the PTO.
+            c.rack.pto_restart |= sent_new;
+            if !c.rto_armed && c.snd_una < c.snd_nxt {
+                c.rto_armed = true;
+                c.rack.rto_due = now + c.rto.rto;
+            }
+            Self::arm(now, ctx, c, i, out);
+        } else if !c.rto_armed && c.snd_una < c.snd_nxt {
             c.rto_armed = true;
             out.set_timer(timer_id(i), now + c.rto.rto);
         }
@@ -451,6 +478,157 @@ impl Sender {
         st.fast_recoveries += 1;
     }
 
+    /// RACK-TLP's one timer (RFC 8985 §8): RACK's reordering timer if armed; else, with
+    /// no recovery under way and nothing SACKed (§7.2), the PTO, restarted after new data
+    /// left or an ACK acknowledged new data and otherwise left as set; else the RTO. With
+    /// nothing outstanding, no timer. An RTO deadline already passed is pushed to one RTO
+    /// from now, as Linux's `tcp_rearm_rto` does.
+    fn arm(now: SimTime, ctx: &Ctx, c: &mut Conn, i: u32, out: &mut Actions) {
+        let r = &mut c.rack;
+        if c.snd_una >= c.snd_nxt {
+            r.reo_due = None;
+            r.pto_restart = false;
+            c.rto_armed = false;
+            if r.timer_at.take().is_some() {
+                out.cancel_timer(timer_id(i));
+            }
+            return;
+        }
+        c.rto_armed = true;
+        if r.rto_due <= now {
+            r.rto_due = now + c.rto.rto;
+        }
+        let probe_allowed = c.state == State::Open && !(c.marks && c.segs.iter().any(|g| g.sacked));
+        let (kind, at) = match (r.reo_due, r.timer_at) {
+            (Some(t), _) => (TimerKind::Reo, t),
+            (None, _) if probe_allowed && r.pto_restart => {
+                let delack = if ctx.cfg.delayed_ack { ctx.cfg.delayed_ack_timeout } else { Duration::ZERO };
+                (TimerKind::Pto, super::rack::pto_at(now, c.rto.srtt, c.segs.len() == 1, delack, ctx.cfg.initial_rto, r.rto_due))
+            }
+            (None, Some(t)) if probe_allowed && r.timer == TimerKind::Pto => (TimerKind::Pto, t),
+            _ => (TimerKind::Rto, r.rto_due),
+        };
+        r.pto_restart = false;
+        r.timer = kind;
+        if r.timer_at != Some(at) {
+            r.timer_at = Some(at);
+            out.set_timer(timer_id(i), at);
+        }
+    }
+
+    /// RFC 8985 §6.2 step 5 (RACK_detect_loss): marks lost every outstanding segment sent
+    /// before RACK.segment whose RACK.rtt + reordering window has passed since it left
+    /// (skipping those already marked lost and not resent since), and sets the
+    /// reordering timer to the latest deadline of the rest. True if any was marked.
+    fn rack_detect_loss(now: SimTime, c: &mut Conn, st: &mut TcpStats) -> bool {
+        if c.rack.segment.is_none() {
+            c.rack.reo_due = None;
+            return false;
+        }
+        let sacked = if c.marks { c.segs.iter().filter(|g| g.sacked).count() as u32 } else { 0 };
+        let w = c.rack.reo_wnd(c.state != State::Open, sacked, c.rto.srtt);
+        let (mut timeout, mut any) = (Duration::ZERO, false);
+        for g in c.segs.iter_mut() {
+            if g.sacked || (g.lost && !g.rtx_out) {
+                continue;
+            }
+            match c.rack.remaining(now, g.sent, g.start + u64::from(g.len), w) {
+                Some(d) if d == Duration::ZERO => {
+                    g.lost = true;
+                    g.rtx_out = false;
+                    any = true;
+                    st.rack_marked_lost += 1;
+                }
+                Some(d) => timeout = timeout.max(d),
+                None => {}
+            }
+        }
+        if any {
+            c.marks = true;
+        }
+        c.rack.reo_due = (timeout > Duration::ZERO).then(|| now + timeout);
+        any
+    }
+
+    /// RFC 8985 §7.4 (TLP_process_ack), for an ACK up to `ack` (`dup_no_sack`: a
+    /// duplicate ACK without a SACK block): the probe episode ends when the ACK reaches
+    /// TLP.end_seq; a resent probe followed by an ACK beyond it repaired a loss
+    /// (§7.4.2), and the congestion control reacts as to any loss (once: not if this very
+    /// ACK started a recovery). No D-SACK, so a redundant probe is only seen by a
+    /// duplicate ACK without SACK (the original and the probe both arrived).
+    fn tlp_process_ack(now: SimTime, ctx: &Ctx, c: &mut Conn, ack: u64, dup_no_sack: bool, st: &mut TcpStats) {
+        let Some(end) = c.rack.tlp_end_seq else { return };
+        if ack < end {
+            return;
+        }
+        if !c.rack.tlp_is_retrans || dup_no_sack {
+            c.rack.tlp_end_seq = None;
+        } else if ack > end {
+            c.rack.tlp_end_seq = None;
+            st.loss_probe_recoveries += 1;
+            if c.state == State::Open {
+                let flight = c.pipe(&ctx.cfg, ctx.mss);
+                c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
+                c.cc.on_loss(&mut c.w, now, flight);
+            }
+        }
+    }
+
+    /// The PTO of connection `i` fired (RFC 8985 §7.3, TLP_send_probe): with no probe
+    /// out and an RTT sample since the last one, send one segment whatever the window
+    /// and the ring share: the next new segment if the send buffer and the receive window
+    /// allow, else the last one sent again. Then the RTO, not the PTO, is re-armed.
+    fn send_probe(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
+        let mss = ctx.mss;
+        let c = &mut self.conns[i as usize];
+        if c.rack.tlp_end_seq.is_none() && c.rack.rtt_sampled_since_probe {
+            let ect = c.cc.ecn();
+            let limit = c.write_end.min(c.snd_una + ctx.cfg.send_buffer.0);
+            let next = c.msgs.front().map(|&(mend, _, _)| (c.snd_nxt + mss).min(mend).min(limit));
+            let new = next.filter(|&end| c.snd_nxt < limit && end - c.snd_una <= ctx.cfg.receive_window.0);
+            let mut sent = false;
+            if let Some(end) = new {
+                let &(mend, slot, gen) = c.msgs.front().expect("checked");
+                let len = end - c.snd_nxt;
+                let msg_end = end == mend;
+                if msg_end {
+                    c.msgs.pop_front();
+                }
+                c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: false, retx: false, sacked: false, lost: false, rtx_out: false, rtx_mark: false });
+                let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
+                out.sends.push(wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread));
+                st.segments_sent += 1;
+                c.snd_nxt = end;
+                c.rack.tlp_is_retrans = false;
+                sent = true;
+            } else if let Some(g) = c.segs.back_mut() {
+                g.retx = true;
+                g.rtx_mark = true;
+                g.sent = now;
+                if g.lost {
+                    g.rtx_out = true;
+                }
+                let seg = Segment { seq32: g.start as u32, flow: c.flow, msg: g.msg, msg_gen: g.gen, msg_end: g.msg_end, ect, ce: false, retx: true };
+                out.sends.push(wire::encode_segment(c.dst, &seg, g.len, ctx.cfg.priority, c.thread));
+                c.retransmissions += 1;
+                st.retransmissions += 1;
+                c.rack.tlp_is_retrans = true;
+                sent = true;
+            }
+            if sent {
+                self.in_ring[c.thread as usize] += 1;
+                st.loss_probes += 1;
+                c.rack.tlp_end_seq = Some(c.snd_nxt);
+                c.rack.rtt_sampled_since_probe = false;
+            }
+        }
+        c.rack.rto_due = now + c.rto.rto;
+        c.rack.timer = TimerKind::Rto;
+        c.rack.pto_restart = false;
+        self.send(now, ctx, i, st, out);
+        Self::probes(ctx, &self.conns[i as usize], out);
+    }
+
     /// An ACK from `src` arrived.
     pub fn on_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, a: &Ack, st: &mut TcpStats, out: &mut Actions) {
         st.acks_received += 1;
@@ -468,6 +646,24 @@ impl Sender {
         if a.ece {
             st.ecn_echoes += 1;
         }
+        let rack = ctx.cfg.rack_tlp;
+        let advanced = ack > c.snd_una;
+        if rack && advanced {
+            // RFC 8985 §6.2 step 1: this ACK's RTT sample (as taken below: the newest
+            // segment it covers, none if it covers a resent one) updates min_RTT first.
+            let (mut any_retx, mut last_sent) = (false, None);
+            for g in c.segs.iter().take_while(|g| g.start + u64::from(g.len) <= ack) {
+                any_retx |= g.retx;
+                last_sent = Some(g.sent);
+            }
+            if let (false, Some(t)) = (any_retx, last_sent) {
+                c.rack.on_rtt_sample(now.since(t));
+            }
+        }
+        // RACK (§6.2 steps 2-3): the latest sent segment this ACK newly delivers, and
+        // RACK.fack before it.
+        let mut best = None;
+        let (mut sack_fack, mut cum_fack) = (c.rack.fack, c.rack.fack);
         // Bytes this ACK newly reports delivered (SACKed now, or cumulatively acknowledged
         // and not SACKed before): what the window grows by, see below.
         let mut delivered = 0u64;
@@ -478,6 +674,14 @@ impl Sender {
                 if g.start >= s && g.start + u64::from(g.len) <= e {
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        if rack {
+                            // Newly SACKed segments lie above everything this ACK covers
+                            // cumulatively, which raises RACK.fack less than any of them:
+                            // their walk can start from RACK.fack as it was (step 3).
+                            let end = g.start + u64::from(g.len);
+                            c.rack.on_delivered(now, g.sent, end, g.retx, &mut best);
+                            c.rack.detect_reordering(&mut sack_fack, end, g.retx);
+                        }
                     }
                     g.sacked = true;
                     g.lost = false;
@@ -495,6 +699,10 @@ impl Sender {
                     last_sent = Some(g.sent);
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        if rack {
+                            c.rack.on_delivered(now, g.sent, end, g.retx, &mut best);
+                            c.rack.detect_reordering(&mut cum_fack, end, g.retx);
+                        }
                     }
                     c.segs.pop_front();
                 } else {
@@ -568,7 +776,12 @@ impl Sender {
                     out.released.push(thread);
                 }
             }
-            if c.snd_una < c.snd_nxt {
+            if rack {
+                // RFC 6298 §5.3 restarts the RTO; RFC 8985 §7.2 the PTO (`arm`, called
+                // by `send` below, decides which of the two the timer stands for).
+                c.rack.rto_due = now + c.rto.rto;
+                c.rack.pto_restart = true;
+            } else if c.snd_una < c.snd_nxt {
                 c.rto_armed = true;
                 out.set_timer(timer_id(i), now + c.rto.rto);
             } else if c.rto_armed {
@@ -579,9 +792,15 @@ impl Sender {
             c.dupacks += 1;
             st.dupacks += 1;
         }
+        let mut rack_lost = false;
+        if rack {
+            c.rack.fack = sack_fack.max(cum_fack);
+            c.rack.update(now, best);
+            rack_lost = Self::rack_detect_loss(now, c, st);
+        }
         match c.state {
             State::Open => {
-                let mut lost = ctx.cfg.sack && c.mark_lost_sack(mss);
+                let mut lost = rack_lost | (ctx.cfg.sack && c.mark_lost_sack(mss));
                 if c.dupacks >= 3 {
                     c.mark_first_lost();
                     lost = true;
@@ -594,6 +813,9 @@ impl Sender {
                 c.mark_lost_sack(mss);
             }
             _ => {}
+        }
+        if rack {
+            Self::tlp_process_ack(now, ctx, c, ack, !advanced && a.sack.1 == 0, st);
         }
         self.send(now, ctx, i, st, out);
         Self::probes(ctx, &self.conns[i as usize], out);
@@ -613,6 +835,9 @@ impl Sender {
             // RFC 6298 §2.2: the first RTT measurement seeds SRTT and RTTVAR.
             c.rto.sample(now.since(c.syn_sent));
             st.rtt_samples += 1;
+            if ctx.cfg.rack_tlp {
+                c.rack.on_rtt_sample(now.since(c.syn_sent));
+            }
         }
         c.handshake = Handshake::Established;
         out.cancel_timer(timer_id(i));
@@ -666,6 +891,24 @@ impl Sender {
             c.rto_armed = false;
             return;
         }
+        if ctx.cfg.rack_tlp {
+            c.rack.timer_at = None;
+            match c.rack.timer {
+                TimerKind::Reo => {
+                    // RFC 8985 §6.2 step 5: the reordering timer runs RACK_detect_loss
+                    // again (and re-arms itself for what is still pending).
+                    st.rack_reorder_timeouts += 1;
+                    if Self::rack_detect_loss(now, c, st) && c.state == State::Open {
+                        Self::enter_recovery(now, c, st, &ctx.cfg, ctx.mss);
+                    }
+                    self.send(now, ctx, i, st, out);
+                    Self::probes(ctx, &self.conns[i as usize], out);
+                    return;
+                }
+                TimerKind::Pto => return self.send_probe(now, ctx, i, st, out),
+                TimerKind::Rto => {}
+            }
+        }
         if self.pl2 {
             // The oldest outstanding segment may still wait for its PL2 slot, or have left
             // less than an RTO ago: time out only an RTO after it actually left.
@@ -693,12 +936,29 @@ impl Sender {
         if !matches!(c.cc, Cc::None(_)) {
             c.w.cwnd = ctx.mss;
         }
-        for g in c.segs.iter_mut() {
-            // ns-3's `SetSentListLost` clears every retransmitted mark, SACKed or not.
-            g.rtx_mark = false;
-            if !g.sacked {
-                g.lost = true;
-                g.rtx_out = false;
+        if ctx.cfg.rack_tlp {
+            // RFC 8985 §6.3 (RACK_mark_losses_on_RTO): the first unacknowledged segment,
+            // and every one sent more than RACK.rtt + the reordering window ago, is lost;
+            // the outstanding probe, if any, is forgotten.
+            let w = c.rack.reo_wnd(true, 0, c.rto.srtt);
+            let (rtt, una) = (c.rack.rtt, c.snd_una);
+            for g in c.segs.iter_mut() {
+                g.rtx_mark = false;
+                if !g.sacked && (g.start <= una || g.sent + rtt + w <= now) {
+                    g.lost = true;
+                    g.rtx_out = false;
+                }
+            }
+            c.rack.tlp_end_seq = None;
+            c.rack.reo_due = None;
+        } else {
+            for g in c.segs.iter_mut() {
+                // ns-3's `SetSentListLost` clears every retransmitted mark, SACKed or not.
+                g.rtx_mark = false;
+                if !g.sacked {
+                    g.lost = true;
+                    g.rtx_out = false;
+                }
             }
         }
         c.marks = true;
@@ -707,7 +967,12 @@ impl Sender {
         c.dupacks = 0;
         c.retx_now = true;
         c.rto.backoff();
-        out.set_timer(id, now + c.rto.rto);
+        if ctx.cfg.rack_tlp {
+            c.rack.rto_due = now + c.rto.rto;
+            c.rack.timer = TimerKind::Rto;
+        } else {
+            out.set_timer(id, now + c.rto.rto);
+        }
         self.send(now, ctx, i, st, out);
         Self::probes(ctx, &self.conns[i as usize], out);
     }
@@ -778,6 +1043,7 @@ mod tests {
             syn_sent: SimTime::ZERO,
             syn_resent: false,
             syn_rto: cfg.syn_rto,
+            rack: Rack::default(),
         }
     }
 
