@@ -118,19 +118,35 @@ pub enum WorkloadConfig {
     /// `dests` (default: uniformly to every other host) and wait for a free thread of
     /// the sender's pool.
     Poisson {
+        /// Sending hosts, each an independent Poisson source. Default `"all"`.
         #[serde(default = "all")]
         hosts: HostSet,
+        /// Offered load per sending host, a fraction in (0, 1] of its link rate, counting
+        /// the messages' wire bytes (headers, preamble and IFG). Required.
         load: f64,
+        /// Message sizes: a built-in name, a size with a unit (`"6KiB"`), or a file path
+        /// relative to the scenario file. Required.
         sizes: String,
+        /// How a `sizes` file is written: `homa` (the mean on line 1, then `bytes
+        /// cumulative_probability`), `homa_packets` (Homa's W5 layout in 1442 B packets)
+        /// or `percent` (`bytes cumulative_percent`). Default none: `homa`; ignored for
+        /// built-ins and fixed sizes.
         #[serde(default)]
         sizes_format: Option<String>,
         /// Keep only sizes ≤ this (the conditional distribution). Default none.
         #[serde(default)]
         truncate: Option<Bytes>,
+        /// Destinations, each message's drawn uniformly among them except its sender;
+        /// every sender needs one other than itself. Default `"all"`.
         #[serde(default = "all")]
         dests: HostSet,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
+        /// Start of the arrivals, a duration: the first comes one exponential gap later.
+        /// Default 0.
         #[serde(default)]
         start: Duration,
         /// Last arrival before this. Default: the run's duration.
@@ -140,15 +156,25 @@ pub enum WorkloadConfig {
     /// Every host of `senders` sends `count` messages of `size` to `receiver`, the
     /// first at `start`, then every `interval`.
     Incast {
+        /// Sending hosts, each listed once, not the receiver. Required.
         senders: HostSet,
+        /// The receiving host's index. Required.
         receiver: u32,
+        /// Payload of each message, a size (`"64KiB"`), at least 1 B. Required.
         size: Bytes,
+        /// Messages per sender, at least 1. Default 1.
         #[serde(default = "one")]
         count: u32,
+        /// Time between a sender's successive messages, a duration. Default 0 (all at
+        /// `start`).
         #[serde(default)]
         interval: Duration,
+        /// When the first messages are submitted, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
@@ -159,47 +185,79 @@ pub enum WorkloadConfig {
     /// `fan_in × size × 8 / (load × Σ rates)` on average. From `start` until `stop`
     /// (default: the run's duration).
     PoissonIncast {
+        /// The hosts receivers and senders are drawn from, each listed once. Default
+        /// `"all"`.
         #[serde(default = "all")]
         hosts: HostSet,
+        /// Senders per incast, from 1 to the number of `hosts` − 1. Required.
         fan_in: u32,
+        /// Payload each sender sends, a size, at least 1 B. Required.
         size: Bytes,
+        /// Offered payload load, a fraction in (0, 1] of the summed link rates of `hosts`.
+        /// Required.
         load: f64,
+        /// Incasts happen after this, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Incasts happen before this, a duration. Default: the run's duration.
         #[serde(default)]
         stop: Option<Duration>,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
     /// `sender` sends `count` messages of `size` to every host of `receivers`.
     Outcast {
+        /// The sending host's index. Required.
         sender: u32,
+        /// Receiving hosts, each listed once, not the sender. Required.
         receivers: HostSet,
+        /// Payload of each message, a size, at least 1 B. Required.
         size: Bytes,
+        /// Messages to each receiver, at least 1. Default 1.
         #[serde(default = "one")]
         count: u32,
+        /// Time between successive messages to each receiver, a duration. Default 0 (all
+        /// at `start`).
         #[serde(default)]
         interval: Duration,
+        /// When the first messages are submitted, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
     /// A random derangement of all hosts: each sends one message of `size` to another.
     Permutation {
+        /// Payload of each message, a size, at least 1 B. Required.
         size: Bytes,
+        /// When every message is submitted, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
     /// Every host of `hosts` sends one message of `size` to every other.
     AllToAll {
+        /// The hosts taking part, at least 2. Default `"all"`.
         #[serde(default = "all")]
         hosts: HostSet,
+        /// Payload of each message, a size, at least 1 B. Required.
         size: Bytes,
+        /// When every message is submitted, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
@@ -207,18 +265,30 @@ pub enum WorkloadConfig {
     /// `size` for `receiver`; the next starts as soon as the transport releases the
     /// thread. Needs `network.host.threads` ≥ `threads`.
     Persistent {
+        /// Sending hosts, each listed once, not the receiver. Required.
         senders: HostSet,
+        /// The receiving host's index. Required.
         receiver: u32,
+        /// Payload of each message, a size, at least 1 B. Required.
         size: Bytes,
+        /// Streams per sender, on its threads 0 .. `threads` − 1 (none of them running
+        /// another persistent stream), at most `network.host.threads`. Default 1.
         #[serde(default = "one16")]
         threads: u16,
+        /// When each stream submits its first message, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
+        /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
+        /// "priority"`), not the frames' 802.1Q class. Default 0.
         #[serde(default)]
         priority: u8,
     },
     /// Messages from a CSV file `time,src,dst,size,thread,priority` (see the user guide).
-    List { file: String },
+    List {
+        /// Path of the CSV file, relative to the scenario file. Required.
+        file: String,
+    },
     /// Closed-loop request/response traffic (the PL2 paper's memcached GETs, §6.1):
     /// each client keeps `concurrency` requests outstanding, one per connection and
     /// thread; a server answers after a service time. Results: the `rpcs` table and

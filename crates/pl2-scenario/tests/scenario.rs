@@ -224,6 +224,35 @@ fn committed_scenario_reference_is_current() {
 }
 
 #[test]
+fn every_field_of_the_scenario_reference_has_a_meaning() {
+    // Rows are `| `name` | type | default | meaning |`; a `|` inside a cell is written
+    // `\|`, so " | " only ever separates cells.
+    let reference = pl2_scenario::reference::scenario_reference();
+    let (mut section, mut rows, mut empty) = (String::new(), 0, Vec::new());
+    for line in reference.lines() {
+        if let Some(h) = line.strip_prefix("## ") {
+            section = h.to_string();
+        } else if let Some(h) = line.strip_prefix("### ") {
+            section = format!("{} {h}", section.split(' ').next().unwrap_or_default());
+        } else if line.starts_with("| `") {
+            let cells: Vec<&str> = line.trim_end_matches('|').split(" | ").map(str::trim).collect();
+            assert_eq!(cells.len(), 4, "not a field row of four cells: {line}");
+            rows += 1;
+            if cells[3].is_empty() {
+                empty.push(format!("{section}: {}", cells[0].trim_start_matches("| ")));
+            }
+        }
+    }
+    assert!(rows > 300, "only {rows} field rows found: has the table layout changed?");
+    assert!(
+        empty.is_empty(),
+        "fields with no meaning in the scenario reference ({}); add a `///` doc comment to each:\n{}",
+        empty.len(),
+        empty.join("\n")
+    );
+}
+
+#[test]
 fn the_testbed_example_spells_the_testbed_profile() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/pl2-incast-testbed.toml");
     let sc = Scenario::parse(&std::fs::read_to_string(&path).unwrap(), path.parent().unwrap()).unwrap();

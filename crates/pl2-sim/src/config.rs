@@ -199,15 +199,26 @@ pub enum EcnConfig {
     /// Mark ECT frames when the queue (of their priority at the port) holds at least
     /// `threshold` bytes (DCTCP's step marking).
     Step {
+        /// Marking threshold, a size (`"30KB"`): queue bytes counted as on the wire
+        /// (frame, preamble, SFD and IFG), the frame being judged included. Required.
         threshold: Bytes,
+        /// Judge the frame when it leaves the queue (the queue's bytes then) rather than
+        /// when it arrives. Default false (at enqueue).
         #[serde(default)]
         at_dequeue: bool,
     },
     /// RED-style: probability rises linearly from 0 at `min` to `p_max` at `max`, 1 above.
     Red {
+        /// Queue size, a size (`"5KB"`, wire bytes as for `step`), below which no frame is
+        /// marked; at most `max` (`min = max` is a step). Required.
         min: Bytes,
+        /// Queue size, a size, from which every frame is marked. Required.
         max: Bytes,
+        /// Where the linear rise of the marking probability ends at `max` (at and above
+        /// `max` every frame is marked), a number in [0, 1]. Required.
         p_max: f64,
+        /// Judge the frame when it leaves the queue (the queue's bytes then) rather than
+        /// when it arrives. Default false (at enqueue).
         #[serde(default)]
         at_dequeue: bool,
     },
@@ -734,13 +745,20 @@ pub enum TopologyConfig {
     /// (1, 2, 4 or 8), each physical switch port of `link.rate` is split into n lanes of
     /// `link.rate / n`, one host each (100G as 4×25G, PL2 §4.2.1).
     SingleRack {
+        /// Hosts on the switch, 2 to 131072 (hosts `h0..`, the switch `s0`). Required.
         hosts: u32,
+        /// Lanes per physical switch port: 1, 2, 4 or 8, dividing `link.rate` evenly.
+        /// Default 1 (no breakout).
         #[serde(default = "one")]
         breakout: u32,
     },
     /// `hosts_per_side` hosts on each of two switches joined by one `bottleneck` link.
     Dumbbell {
+        /// Hosts on each switch, 1 to 65536: the first half of the hosts on `s0`, the
+        /// second on `s1`. Required.
         hosts_per_side: u32,
+        /// The link between the two switches. Default: 100 Gbps, 100 ns (a link table's
+        /// own defaults, not `[network.link]`).
         #[serde(default)]
         bottleneck: LinkConfig,
     },
@@ -748,15 +766,25 @@ pub enum TopologyConfig {
     /// `spines` spines by an `uplink`. Oversubscription = hosts_per_leaf × host rate /
     /// (spines × uplink rate).
     LeafSpine {
+        /// Leaf (ToR) switches, at least 1: switches `s0..` are the leaves, then the
+        /// spines. Required.
         leaves: u32,
+        /// Spine switches, at least 1. Required.
         spines: u32,
+        /// Hosts per leaf, at least 1 (leaf i holds hosts i × hosts_per_leaf ..); at most
+        /// 131072 hosts in all. Required.
         hosts_per_leaf: u32,
+        /// Each leaf–spine link. Default: 100 Gbps, 100 ns (a link table's own defaults,
+        /// not `[network.link]`).
         #[serde(default)]
         uplink: LinkConfig,
     },
     /// A k-ary 3-tier fat tree (k³/4 hosts, k pods of k/2 edge and k/2 aggregation
     /// switches, (k/2)² core switches), all links alike.
-    FatTree { k: u32 },
+    FatTree {
+        /// Switch radix: an even number from 2 to 64. Required.
+        k: u32,
+    },
     /// A 3-tier Clos of `pods` pods, each of `tors_per_pod` ToRs and `aggs_per_pod`
     /// aggregation switches, over `cores` core switches. Each ToR has `hosts_per_tor`
     /// hosts on `[network.link]` and one `tor_uplink` to every aggregation switch of its
@@ -765,10 +793,17 @@ pub enum TopologyConfig {
     /// aggs_per_pod = 4, cores = 16, hosts_per_tor = 16` with 400G uplinks (320 hosts, 56
     /// switches of radix 20).
     ThreeTier {
+        /// Pods, at least 1. Switches are numbered ToRs first (pod by pod), then
+        /// aggregation switches, then cores. Required.
         pods: u32,
+        /// ToRs per pod, at least 1. Required.
         tors_per_pod: u32,
+        /// Aggregation switches per pod, at least 1. Required.
         aggs_per_pod: u32,
+        /// Core switches, at least 1. Required.
         cores: u32,
+        /// Hosts per ToR, at least 1 (ToR i holds hosts i × hosts_per_tor ..); at most
+        /// 131072 hosts and 131072 switches in all. Required.
         hosts_per_tor: u32,
         /// ToR–aggregation links. Default: `[network.link]`.
         #[serde(default)]
@@ -779,7 +814,15 @@ pub enum TopologyConfig {
     },
     /// Any graph: `switches` switches, `hosts` hosts, and links between named nodes
     /// `"h3"` / `"s0"`, each with optional rate and delay (defaults from `[link]`).
-    Custom { hosts: u32, switches: u32, links: Vec<CustomLink> },
+    Custom {
+        /// Hosts, `"h0"` .. `"h<hosts − 1>"`: 2 to 131072. Required.
+        hosts: u32,
+        /// Switches, `"s0"` .. `"s<switches − 1>"`: at most 131072. Required.
+        switches: u32,
+        /// The links: every host on exactly one link, to a switch; no link from a node to
+        /// itself; every host reachable from `h0`. Required.
+        links: Vec<CustomLink>,
+    },
     /// A reconfigurable datacenter network (reTCP, Mukerjee et al. NSDI 2020, slide 2):
     /// `racks` ToRs of `hosts_per_rack` hosts (host links: `[network.link]`), every ToR
     /// joined to one packet switch by `packet` links and to one circuit switch by
@@ -790,7 +833,10 @@ pub enum TopologyConfig {
     /// `sim/hybrid.rs`). Switches: ToRs `s0..s<racks>`, then the packet switch, then the
     /// circuit switch.
     HybridRacks {
+        /// Racks (ToRs), at least 2. Required.
         racks: u32,
+        /// Hosts per rack, at least 1 (rack i holds hosts i × hosts_per_rack ..); at
+        /// most 131072 hosts in all. Required.
         hosts_per_rack: u32,
         /// Default 10 Gbps, 5 µs (etalon).
         #[serde(default = "packet_network")]

@@ -17,16 +17,42 @@ use std::fmt;
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DelayDist {
     /// Always `value`.
-    Const { value: Duration },
+    Const {
+        /// The delay, a duration (`"346ns"`); 0 or more. Required.
+        value: Duration,
+    },
     /// Uniform between `min` and `max`.
-    Uniform { min: Duration, max: Duration },
+    Uniform {
+        /// Smallest delay, a duration; at most `max`. Required.
+        min: Duration,
+        /// Largest delay, a duration, included (draws are whole picoseconds from `min` to
+        /// `max`). Required.
+        max: Duration,
+    },
     /// Normal with `mean` and `std`, truncated below at `min` (resampled never: clamped).
-    Normal { mean: Duration, std: Duration, min: Duration },
+    Normal {
+        /// Mean of the untruncated normal, a duration. Required.
+        mean: Duration,
+        /// Standard deviation, a duration. Required.
+        std: Duration,
+        /// Floor, a duration: a draw below it takes `min`; at most `mean`. Required.
+        min: Duration,
+    },
     /// `min` plus an exponential with mean `mean_extra`.
-    Exponential { min: Duration, mean_extra: Duration },
+    Exponential {
+        /// The constant part, a duration: the smallest delay. Required.
+        min: Duration,
+        /// Mean of the exponential part added to `min`, a duration. Required.
+        mean_extra: Duration,
+    },
     /// Empirical quantile function: `points` are (quantile in [0, 1], delay), quantiles
     /// strictly increasing from 0 to 1, delays non-decreasing.
-    Quantiles { points: Vec<(f64, Duration)> },
+    Quantiles {
+        /// `[[q, "delay"], ...]`: at least two pairs of a quantile (a number) and a
+        /// duration, the first quantile 0.0 and the last 1.0; a draw interpolates
+        /// linearly between neighbouring points. Required.
+        points: Vec<(f64, Duration)>,
+    },
 }
 
 impl Default for DelayDist {

@@ -108,7 +108,11 @@ pub struct ResizeConfig {
     /// How long before its circuit a VOQ grows (and how near the next circuit must be for
     /// it not to shrink when one ends).
     pub tau: Duration,
+    /// Capacity in frames (any size) of a VOQ whose circuit is neither up nor due; it
+    /// replaces `capacity_packets`. At least 1. Required.
     pub small: u32,
+    /// Capacity in frames of a VOQ whose circuit is up or starts within `tau`; at least
+    /// `small`. Required.
     pub large: u32,
 }
 

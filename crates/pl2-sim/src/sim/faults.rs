@@ -20,8 +20,15 @@ pub enum FaultSpec {
     /// Drop the data frame with sequence number `seq` of flow `flow` (for raw Ethernet
     /// the flow is the message id) the first `times` times it crosses a link.
     DropNth {
+        /// The frame's `flow` field as its transport writes it (see its `wire.rs`): the
+        /// message id's low 32 bits for raw Ethernet and most transports, the connection
+        /// id for TCP, the path number for NDP with sprayed paths. Required.
         flow: u32,
+        /// The frame's `seq` field as its transport writes it: the packet index in the
+        /// message for most transports (RoCE: the PSN from 0), the low 32 bits of the
+        /// first byte's sequence number for TCP. Required.
         seq: u32,
+        /// How many times to drop it (its resends included), at least 1. Default 1.
         #[serde(default = "one")]
         times: u32,
     },
@@ -31,29 +38,70 @@ pub enum FaultSpec {
     /// data) and `seq` is 4294967295 (the ISN, 2³² − 1) for a SYN, 0 for a SYN-ACK, 1 for
     /// the handshake's ACK and the low 32 bits of the acknowledgement number for an ACK.
     DropControl {
+        /// The frame's `flow` field, as for `drop_nth`. Required.
         flow: u32,
+        /// The frame's sequence-number field (for TCP as above; other transports: see
+        /// their `wire.rs`). Required.
         seq: u32,
+        /// How many times to drop it (its resends included), at least 1. Default 1.
         #[serde(default = "one")]
         times: u32,
     },
     /// Every frame crossing the link from `a` to `b` is lost with `probability`.
-    LinkLoss { a: String, b: String, probability: f64 },
+    LinkLoss {
+        /// The sending end, `"h<index>"` or `"s<index>"`. Required.
+        a: String,
+        /// The receiving end, a node joined to `a` by a link. Required.
+        b: String,
+        /// Loss probability of each frame, a number in [0, 1]. Required.
+        probability: f64,
+    },
     /// The link between `a` and `b` (both directions) is down from `at` until `until`
     /// (forever if omitted): frames sent over it are lost.
-    LinkDown { a: String, b: String, at: Duration, until: Option<Duration> },
+    LinkDown {
+        /// One end, `"h<index>"` or `"s<index>"`. Required.
+        a: String,
+        /// The other end, a node joined to `a` by a link. Required.
+        b: String,
+        /// When the link goes down, a simulated time (a duration, `"50us"`). Required.
+        at: Duration,
+        /// When it comes back up, a duration later than `at`. Default none (down for the
+        /// rest of the run).
+        until: Option<Duration>,
+    },
     /// Host `host` crashes at `at`: its queues are discarded and it neither sends nor
     /// receives again.
-    HostCrash { host: u32, at: Duration },
+    HostCrash {
+        /// The host's index, below the number of hosts. Required.
+        host: u32,
+        /// When it crashes, a simulated time (a duration). Required.
+        at: Duration,
+    },
     /// From `at`, the link between `a` and `b` (both directions) runs at `rate`; a frame
     /// being serialised at that moment finishes at the old rate.
-    LinkRate { a: String, b: String, at: Duration, rate: BitsPerSec },
+    LinkRate {
+        /// One end, `"h<index>"` or `"s<index>"`. Required.
+        a: String,
+        /// The other end, a node joined to `a` by a link. Required.
+        b: String,
+        /// When the rate changes, a simulated time (a duration). Required.
+        at: Duration,
+        /// The new line rate of both directions, a rate (`"25Gbps"`). Required.
+        rate: BitsPerSec,
+    },
     /// From `at`, switch `switch` has a shared buffer of `buffer` bytes and/or a static
     /// per-port limit of `port_limit`. Frames already queued stay (a queue above its new
     /// limit drains); admission uses the new sizes.
     SwitchBuffer {
+        /// The switch's index (`n` of `"s<n>"`), below the number of switches. Required.
         switch: u32,
+        /// When the sizes change, a simulated time (a duration). Required.
         at: Duration,
+        /// The new shared buffer size, a size (`"6MiB"`). Default: unchanged (give it,
+        /// `port_limit` or both).
         buffer: Option<Bytes>,
+        /// The new static limit on the bytes queued at one output port (all priorities),
+        /// a size. Default: unchanged.
         port_limit: Option<Bytes>,
     },
 }

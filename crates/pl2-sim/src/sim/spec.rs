@@ -86,7 +86,10 @@ pub struct TraceConfig {
     pub nodes: Vec<String>,
     /// Global port ids.
     pub ports: Vec<u32>,
+    /// Trace events at or after this simulated time, a duration (`"10us"`). Default 0.
     pub from: Duration,
+    /// Trace events before this simulated time, a duration. Default none (until the run
+    /// ends).
     pub until: Option<Duration>,
     /// Stop tracing after this many records. Default 1,000,000.
     pub max_records: u64,

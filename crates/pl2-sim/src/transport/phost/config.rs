@@ -83,13 +83,23 @@ pub enum FreeTokens {
     /// A flow of at most `max_packets` packets is sent whole without asking; a longer one
     /// sends nothing before its first token (YAPS `init_capa_size`,
     /// `ext/capabilityflow.cpp:375-377`, `capability_initial: 8`).
-    ShortFlows { max_packets: u32 },
+    ShortFlows {
+        /// Largest flow, in packets, sent whole without tokens (0: none). Required.
+        max_packets: u32,
+    },
     /// Every flow sends its first `packets` packets without asking (Polo's preset: 12).
-    FirstPackets { packets: u32 },
+    FirstPackets {
+        /// Packets every flow sends before its first token (all of a shorter flow; 0:
+        /// none). Required.
+        packets: u32,
+    },
     /// Every flow sends one round trip's worth without asking, as the paper describes
     /// (pHost §3: free tokens hide the RTS round trip): ⌈`rtt` × host rate / one full
     /// frame⌉ packets.
-    RoundTrip { rtt: Duration },
+    RoundTrip {
+        /// The round trip the free packets cover, a duration (`"6us"`). Required.
+        rtt: Duration,
+    },
 }
 
 /// How the receiver orders its flows for tokens.
