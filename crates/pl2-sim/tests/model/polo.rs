@@ -7,7 +7,7 @@ use super::common::*;
 use pl2_sim::config::{EcnConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::Records;
 use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, TransportConfig};
-use pl2_sim::transport::polo::{PoloConfig, PoloStats};
+use pl2_sim::transport::polo::{DScope, PauseEnd, PoloConfig, PoloStats};
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
 use pl2_sim::workload::MessageSpec;
 
@@ -174,6 +174,11 @@ fn polo_c_recovers_a_gap_through_recovery_2() {
     assert!(st.idle_losses + st.timeouts >= 1, "{st:?}");
 }
 
+/// When the message sent by host `src` was delivered (records come in delivery order).
+fn finish_of(recs: &Records, src: u32) -> u64 {
+    recs.messages.iter().find(|m| m.src == src).and_then(|m| m.finish).expect("delivered").0
+}
+
 fn rack(hosts: u32, rate: BitsPerSec) -> NetworkConfig {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts, breakout: 1 };
@@ -192,7 +197,7 @@ fn late_flows_are_paused_and_resumed_when_an_active_flow_finishes() {
     let (_, recs, st) = run_polo(polo(net, msgs, PoloConfig::default()));
     all_delivered_once(&recs, 4);
     assert_eq!((st.pauses, st.pauses_received, st.resumes), (2, 2, 2), "{st:?}");
-    let fin = |i: usize| recs.messages[i].finish.unwrap().0;
+    let fin = |src: u32| finish_of(&recs, src);
     let first_active = fin(0).min(fin(1));
     assert!(fin(2) > first_active && fin(3) > first_active, "paused flows finish after an active one");
     // Without the pause mechanism nobody waits.
@@ -207,6 +212,108 @@ fn late_flows_are_paused_and_resumed_when_an_active_flow_finishes() {
     ));
     all_delivered_once(&recs, 4);
     assert_eq!((st.pauses, st.resumes), (0, 0), "{st:?}");
+}
+
+#[test]
+fn with_pause_ending_at_an_unmarked_epoch_late_flows_do_not_wait_for_the_long_ones() {
+    // The hand-over test's flows: two 2 MB flows active, two 300 KB flows paused at their
+    // first packet 1 ms later. With `pause_end = "unmarked_epoch"` the first epoch that
+    // ends with data and no mark (the long flows' D has just been halved and the queue
+    // drained below the threshold) resumes the older paused flow, the next such epoch
+    // the other: both short flows finish long before either long flow, where by default
+    // they finish only after one.
+    let mut net = rack(5, BitsPerSec::gbps(1));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false };
+    let msgs = vec![msg(0, 0, 4, 2_000_000), msg(0, 1, 4, 2_000_000), msg(MS, 2, 4, 300_000), msg(MS, 3, 4, 300_000)];
+    let cfg = PoloConfig { pause_end: PauseEnd::UnmarkedEpoch, ..PoloConfig::default() };
+    let (_, recs, st) = run_polo(polo(net, msgs, cfg));
+    all_delivered_once(&recs, 4);
+    assert_eq!((st.pauses, st.pauses_received, st.resumes), (2, 2, 2), "{st:?}");
+    let fin = |src: u32| finish_of(&recs, src);
+    let first_long = fin(0).min(fin(1));
+    assert!(fin(2).max(fin(3)) < first_long, "short flows {} {} ps, first long flow {first_long} ps", fin(2), fin(3));
+}
+
+fn per_flow(cfg: PoloConfig) -> PoloConfig {
+    PoloConfig { d_scope: DScope::Flow, ..cfg }
+}
+
+#[test]
+fn with_one_flow_per_flow_d_is_the_receivers_d() {
+    // One flow: its D and the receiver's see the same packets, marks and epochs, so every
+    // record is the same (with and without marks).
+    for ecn in [EcnConfig::Off, EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false }] {
+        let text = |cfg: PoloConfig| {
+            let (sim, r, st) = run_polo(polo(pair(ecn.clone()), vec![msg(0, 0, 1, 300_000)], cfg));
+            all_delivered_once(&r, 1);
+            format!("{:?}{:?}{:?}{:?}", r.messages, r.probes, sim.counters(), st)
+        };
+        assert_eq!(text(w(4)), text(per_flow(w(4))), "{ecn:?}");
+    }
+}
+
+/// Two 30-packet flows, h0 → h2 and h1 → h2, first bursts of one packet, every data
+/// packet marked (threshold 0); no pause (the second flow would be paused behind the
+/// first one's marks).
+fn two_marked_flows(cfg: PoloConfig, faults: Vec<FaultSpec>) -> (Records, PoloStats) {
+    let mut net = rack(3, BitsPerSec::gbps(1));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(0), at_dequeue: false };
+    let mut sp = polo(net, vec![msg(0, 0, 2, 45_000), msg(0, 1, 2, 45_000)], PoloConfig { initial_window_packets: 1, pause: false, ..cfg });
+    sp.faults = faults;
+    let (_, recs, st) = run_polo(sp);
+    all_delivered_once(&recs, 2);
+    (recs, st)
+}
+
+#[test]
+fn per_flow_d_drives_every_flow_at_its_own_floor() {
+    // Every packet marked: each epoch with marks takes D to the floor. The receiver's one
+    // D = 1 asks one packet of one of the two flows per epoch; per flow, each flow's D = 1
+    // asks one of each: D summed over the flows is 2 at every epoch's end while both are
+    // active, and the flows finish sooner.
+    let (shared, _) = two_marked_flows(PoloConfig::default(), vec![]);
+    let (own, st) = two_marked_flows(per_flow(PoloConfig::default()), vec![]);
+    let both = |r: &Records| r.messages.iter().map(|m| m.finish.unwrap().0).min().unwrap();
+    let d_shared: Vec<u32> = d_probes(&shared).into_iter().filter(|&(t, _)| t < both(&shared)).map(|p| p.1).collect();
+    let d_own: Vec<u32> = d_probes(&own).into_iter().filter(|&(t, _)| t < both(&own)).map(|p| p.1).collect();
+    assert!(d_shared.len() > 10 && d_shared.iter().all(|&d| d == 1), "{d_shared:?}");
+    assert!(d_own.len() > 10 && d_own.iter().all(|&d| d == 2), "{d_own:?}");
+    let last = |r: &Records| r.messages.iter().map(|m| m.finish.unwrap().0).max().unwrap();
+    assert!(last(&own) < last(&shared), "own D {} ps, shared {} ps", last(&own), last(&shared));
+    assert_eq!((st.timeouts, st.duplicates, st.marked_packets), (0, 0, 60), "{st:?}");
+}
+
+#[test]
+fn a_shared_d_filled_by_another_flows_losses_starves_a_flow_into_a_spurious_timeout() {
+    // h0's first burst of 12 loses its last 11 packets: they stay asked for and not
+    // received. With one D per receiver (at its floor, every packet marked) they fill it,
+    // so h1's arrivals free no place and draw no driving packet. Only recovery 2 repairs
+    // h0's tail, one packet per two idle epochs (about 55 µs each over 12.5 µs links):
+    // 11 packets take over 1 ms, so h1's sender hears nothing for 1 ms and resends a
+    // packet the receiver already has (a duplicate). With a D per
+    // flow, h1 is driven at its own floor meanwhile and never times out. (No pause: h1
+    // would be paused behind h0's marks.)
+    let faults: Vec<FaultSpec> = (1..12).map(drop_data).collect();
+    let cfg = PoloConfig { initial_window_packets: 12, pause: false, ..PoloConfig::default() };
+    let mut net = rack(3, BitsPerSec::gbps(1));
+    net.link.delay = Duration::from_ns(12_500);
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(0), at_dequeue: false };
+    let run2 = |cfg: PoloConfig| {
+        let mut sp = polo(net.clone(), vec![msg(0, 0, 2, 45_000), msg(0, 1, 2, 45_000)], cfg);
+        sp.faults = faults.clone();
+        let (_, recs, st) = run_polo(sp);
+        all_delivered_once(&recs, 2);
+        (recs, st)
+    };
+    let (shared, s) = run2(cfg.clone());
+    assert!(s.duplicates >= 1 && s.timeouts >= 1, "shared D: h1 times out spuriously: {s:?}");
+    let (own, o) = run2(per_flow(cfg));
+    assert_eq!(o.duplicates, 0, "own D: nothing is resent that had arrived: {o:?}");
+    // h0's own tail is still lost: its D (at the floor) is full of it, and h1's arrivals
+    // keep recovery 2 from firing, so h0 times out once (the report's tail-loss case) and
+    // the resent last packet shows the gap to recovery 1.
+    assert_eq!((o.timeouts, o.gap_losses, o.idle_losses), (1, 1, 0), "{o:?}");
+    assert!(took(&own, 1) < took(&shared, 1), "h1 finishes sooner with its own D: {} vs {} ps", took(&own, 1), took(&shared, 1));
 }
 
 fn incast(senders: u32, cfg: PoloConfig, seed: u64) -> (Simulation, Records, PoloStats) {

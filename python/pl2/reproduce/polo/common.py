@@ -58,6 +58,13 @@ PAYLOAD: dict[str, int] = {"Polo": 1500, "Homa": 1456, "NDP": 1472, "pHost": 150
 COLORS = {"Polo": "tab:blue", "Homa": "tab:red", "NDP": "tab:green", "pHost": "tab:orange",
           "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo no pause": "tab:gray", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
 
+#: Diagnostic Polo variants (not the slides' designs): each one open choice of
+#: `docs/model.md` ("Polo") set the other way, to measure what that choice does.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "Polo no pause": {"kind": "polo", "pause": False},
+    "Polo flow D": {"kind": "polo", "d_scope": "flow"},
+}
+
 #: Polo's ablations (issue 20): each a `[transport]` switch.
 ABLATIONS: dict[str, dict[str, Any]] = {
     "Polo": {"kind": "polo"},
@@ -116,9 +123,8 @@ def transport(design: str) -> dict[str, Any]:
         return copy.deepcopy(ABLATIONS[design])
     if design == "Homa 5 ms":
         return {"kind": "homa", "preset": "polo", "resend_timeout": "5ms"}
-    if design == "Polo no pause":
-        # Diagnostic, not the slides': Polo without its pause mechanism.
-        return {"kind": "polo", "pause": False}
+    if design in VARIANTS:
+        return copy.deepcopy(VARIANTS[design])
     if design == "NDP rearm":
         # Diagnostic, not the slides': a timed-out resend may time out again (htsim's
         # NDP cannot, `rto_rearm = false`).

@@ -25,9 +25,15 @@ pub struct PoloConfig {
     /// burst). Default 12, the baselines' RTTbytes / initial window in the slides'
     /// evaluation, so the designs start on equal terms.
     pub initial_window_packets: u32,
-    /// Floor of D after a decrease, in packets. Default 1: a receiver never stops driving
+    /// Floor of D after a decrease, in packets (of each flow's D with `d_scope = "flow"`,
+    /// applied at every epoch's end). Default 1: a receiver never stops driving
     /// altogether.
     pub d_min_packets: u32,
+    /// Whether D is the receiver's, shared by its active flows (`receiver`, default), or
+    /// each active flow's own (`flow`). The slides name one D "of the receiver" and leave
+    /// the sharing open (`docs/model.md`, "Polo").
+    #[serde(skip_serializing_if = "DScope::is_receiver")]
+    pub d_scope: DScope,
     /// How D ← D − M/2 rounds an odd M: `up` (default; a single mark decreases D) or
     /// `down`.
     pub mark_rounding: MarkRounding,
@@ -49,6 +55,53 @@ pub struct PoloConfig {
     /// The pause mechanism for large incasts: flows arriving after the receiver's first
     /// ECN mark are paused until an active flow finishes. Default true.
     pub pause: bool,
+    /// When a paused flow resumes and when new flows are paused again (the slides say
+    /// only "paused temporarily" and "when an active flow is finished"):
+    /// `flow_finish` (default) or `unmarked_epoch` (`docs/model.md`, "Polo").
+    #[serde(skip_serializing_if = "PauseEnd::is_flow_finish")]
+    pub pause_end: PauseEnd,
+}
+
+/// How long the pause mechanism holds a flow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseEnd {
+    /// A paused flow resumes only when an active flow finishes (the oldest paused flow
+    /// first), and once the receiver has seen a mark every new flow is paused while any
+    /// flow is active, until the receiver has no flow left. Default.
+    #[default]
+    FlowFinish,
+    /// Also: an epoch that ends with data packets and no mark (the bottleneck queue
+    /// stayed under the threshold: room for one more flow) resumes the oldest paused
+    /// flow, and ends the receiver's marked state, so a new flow is active again unless
+    /// older flows are still paused or a later mark comes first.
+    UnmarkedEpoch,
+}
+
+impl PauseEnd {
+    fn is_flow_finish(&self) -> bool {
+        *self == PauseEnd::FlowFinish
+    }
+}
+
+/// Whose D bounds the driving packets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DScope {
+    /// One D per receiver: the packets asked of all its active flows and not yet received
+    /// stay at most D; an arrival's freed place drives the arriving flow. Default.
+    #[default]
+    Receiver,
+    /// One D per active flow, each with its own marks, growth, decrease and floor over
+    /// the receiver's epochs: a flow's arrivals drive it whatever the other flows have
+    /// outstanding.
+    Flow,
+}
+
+impl DScope {
+    fn is_receiver(&self) -> bool {
+        *self == DScope::Receiver
+    }
 }
 
 /// Rounding of M/2 in the decrease.
@@ -81,6 +134,7 @@ impl Default for PoloConfig {
             control_priority: 7,
             initial_window_packets: 12,
             d_min_packets: 1,
+            d_scope: DScope::Receiver,
             mark_rounding: MarkRounding::Up,
             rto: Duration::from_ms(1),
             idle_epochs: 2,
@@ -88,6 +142,7 @@ impl Default for PoloConfig {
             recovery_idle: true,
             redirect_wasted_driving: true,
             pause: true,
+            pause_end: PauseEnd::FlowFinish,
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod receiver;
 pub mod sender;
 pub mod wire;
 
-pub use config::{MarkRounding, PoloConfig, PoloConfigError};
+pub use config::{DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
@@ -123,7 +123,7 @@ pub struct PoloHost {
 impl PoloHost {
     pub fn new(cfg: &PoloConfig, max_payload: u64, host: u32) -> PoloHost {
         let stamp = wire::Stamp { l4: cfg.l4(), data: cfg.data_priority, retransmit: cfg.retransmit_priority, control: cfg.control_priority };
-        PoloHost { ctx: Ctx { cfg: cfg.clone(), stamp, max_payload }, sender: Sender::new(), receiver: Receiver::new(host), stats: PoloStats::default() }
+        PoloHost { ctx: Ctx { cfg: cfg.clone(), stamp, max_payload }, sender: Sender::new(), receiver: Receiver::new(host, cfg.d_scope == DScope::Flow), stats: PoloStats::default() }
     }
 
     pub fn stats(&self) -> &PoloStats {
