@@ -167,6 +167,20 @@ fn recovery_3_a_lost_adjoint_with_its_packet_is_resent_after_the_timeout() {
 }
 
 #[test]
+fn a_timeout_resend_the_receiver_has_names_a_gap_whose_repair_was_lost() {
+    // Packet 5 and its resend are both lost. Recovery 1 names the gap once (at packet 6);
+    // without recovery 2 (Polo^b) nothing else asks for it, and the rest of the flow
+    // arrives. 1 ms after its last adjoint the sender resends its highest packet, which
+    // the receiver has: that duplicate makes recovery 1 name the gap again, and packet 5
+    // arrives. (Before, the duplicate drew only a driving packet at the old limit and
+    // the sender timed out again every 1 ms, forever.)
+    let b = PoloConfig { recovery_idle: false, ..PoloConfig::default() };
+    let (recs, st) = one_flow_with_drops(45_000, b, vec![FaultSpec::DropNth { flow: 0, seq: 5, times: 2 }]);
+    assert_eq!((st.gap_losses, st.timeouts, st.duplicates, st.retransmissions), (2, 1, 1, 3), "{st:?}");
+    assert!((MS..2 * MS).contains(&took(&recs, 0)), "one timeout: {} ps", took(&recs, 0));
+}
+
+#[test]
 fn polo_c_recovers_a_gap_through_recovery_2() {
     let c = PoloConfig { recovery_gap: false, ..PoloConfig::default() };
     let (_, st) = one_flow_with_drops(45_000, c, vec![drop_data(5)]);
@@ -314,6 +328,34 @@ fn a_shared_d_filled_by_another_flows_losses_starves_a_flow_into_a_spurious_time
     // the resent last packet shows the gap to recovery 1.
     assert_eq!((o.timeouts, o.gap_losses, o.idle_losses), (1, 1, 0), "{o:?}");
     assert!(took(&own, 1) < took(&shared, 1), "h1 finishes sooner with its own D: {} vs {} ps", took(&own, 1), took(&shared, 1));
+}
+
+#[test]
+fn an_ecn_threshold_in_packets_counts_frames_whatever_their_size() {
+    // Eight one-packet 100 B messages start together on eight hosts: their data frames
+    // (142 B on the wire) reach the switch at the same instant and queue at the port to h8
+    // one behind another, the first already being sent. Counting the arriving frame, the
+    // queue holds 1, 2, …, 8 frames: at 5 frames the last four are marked. The same five
+    // full frames in bytes (7,710 B) are never reached by 8 × 142 = 1,136 B: none marked.
+    let marks = |ecn: EcnConfig| {
+        let mut net = rack(9, BitsPerSec::gbps(1));
+        net.switch.ecn = ecn;
+        let msgs = (0..8).map(|s| msg(0, s, 8, 100)).collect();
+        let (_, recs, st) = run_polo(polo(net, msgs, PoloConfig::default()));
+        all_delivered_once(&recs, 8);
+        st.marked_packets
+    };
+    assert_eq!(marks(EcnConfig::StepPackets { threshold_packets: 5, at_dequeue: false }), 4);
+    assert_eq!(marks(EcnConfig::Step { threshold: Bytes(5 * 1542), at_dequeue: false }), 0);
+    // Full frames: five in packets is five in bytes.
+    let full = |ecn: EcnConfig| {
+        let mut net = rack(9, BitsPerSec::gbps(1));
+        net.switch.ecn = ecn;
+        let msgs = (0..8).map(|s| msg(0, s, 8, 1500)).collect();
+        run_polo(polo(net, msgs, PoloConfig::default())).2.marked_packets
+    };
+    assert_eq!(full(EcnConfig::StepPackets { threshold_packets: 5, at_dequeue: false }), 4);
+    assert_eq!(full(EcnConfig::Step { threshold: Bytes(5 * 1542), at_dequeue: false }), 4);
 }
 
 fn incast(senders: u32, cfg: PoloConfig, seed: u64) -> (Simulation, Records, PoloStats) {

@@ -72,9 +72,11 @@ pub enum PauseEnd {
     #[default]
     FlowFinish,
     /// Also: an epoch that ends with data packets and no mark (the bottleneck queue
-    /// stayed under the threshold: room for one more flow) resumes the oldest paused
-    /// flow, and ends the receiver's marked state, so a new flow is active again unless
-    /// older flows are still paused or a later mark comes first.
+    /// stayed under the threshold) ends the receiver's marked state, so a new flow is
+    /// active again unless older flows are still paused or a later mark comes first; and
+    /// if the receiver's D (its AIMD count, kept with either `d_scope`) is above its
+    /// number of active flows, so that D has room for one more flow's packet per epoch,
+    /// it resumes the oldest paused flow.
     UnmarkedEpoch,
 }
 

@@ -30,8 +30,9 @@
 //!   unless no flow is active; its packets are still received. When an active flow
 //!   finishes, the oldest paused flow becomes active: loss packets for its gaps, then a
 //!   driving packet (which resumes its sender). With `pause_end = "unmarked_epoch"` an
-//!   epoch that ends with data and no mark also resumes the oldest paused flow and ends
-//!   the marked state (new flows are active again unless older ones are still paused).
+//!   epoch that ends with data and no mark ends the marked state (new flows are active
+//!   again unless older ones are still paused) and, if the receiver's D is above its
+//!   number of active flows, resumes the oldest paused flow.
 
 use super::wire::{self, Data, Frame, MsgRef};
 use super::{Ctx, PauseEnd, PoloStats};
@@ -184,6 +185,15 @@ impl Receiver {
             st.duplicates += 1;
             if f.active {
                 let (src, msg, limit) = (f.src, f.msg, f.requested);
+                // A resent packet the receiver has is the sender's recovery 3 (its highest
+                // packet): recovery 1 names the lowest gap below it again, since the loss
+                // packet it sent for that gap, or its resend, was lost too.
+                let gap = f.first_missing(f.seen).filter(|_| ctx.cfg.recovery_gap);
+                if let Some(first) = gap {
+                    let end = (first..f.seen).find(|&k| f.has(k)).unwrap_or(f.seen);
+                    st.gap_losses += 1;
+                    self.loss(ctx, idx, first, end - first, out);
+                }
                 st.driving_sent += 1;
                 self.send(ctx, src, Frame::Driving { msg, limit }, out);
             }
@@ -456,12 +466,15 @@ impl Receiver {
         if self.per_flow {
             self.close_flow_epochs(ctx, e.number);
         }
-        // `pause_end = "unmarked_epoch"`: an epoch without marks ends the marked state and
-        // lets the oldest paused flow in.
+        // `pause_end = "unmarked_epoch"`: an epoch without marks ends the marked state and,
+        // while the receiver's D has room for one more flow's packet per epoch, lets the
+        // oldest paused flow in.
         if ctx.cfg.pause && ctx.cfg.pause_end == PauseEnd::UnmarkedEpoch && e.marks == 0 && e.arrivals > 0 {
             self.marked_seen = false;
-            if let Some(p) = self.paused.pop_front() {
-                self.resume(ctx, p, st, out);
+            if self.active.len() < self.d as usize {
+                if let Some(p) = self.paused.pop_front() {
+                    self.resume(ctx, p, st, out);
+                }
             }
         }
         out.probes.push((self.host, "polo_d", f64::from(self.d())));
