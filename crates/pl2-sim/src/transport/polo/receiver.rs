@@ -1,7 +1,8 @@
 //! The Polo receiver: D and its epochs, one driving packet per data packet, the three
-//! ways it asks for a lost packet, and the pause mechanism. D is per receiver (shared by
-//! all its flows); the reasons for this and every other open choice are in
-//! `docs/model.md`, "Polo".
+//! ways it asks for a lost packet, and the pause mechanism. D is each active flow's own
+//! (`d_scope = "flow"`, default) or the receiver's, shared by its flows (`"receiver"`);
+//! the reasons for this and every other open choice are in `docs/model.md`, "Polo". The
+//! receiver's own D is kept in both cases: the pause mechanism reads it.
 //!
 //! - Driving (Polo slides, "Overview", "Adjusting the number of driving packets"): the
 //!   receiver keeps the packets it has asked its active flows for (first bursts and
