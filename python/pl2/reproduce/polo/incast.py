@@ -202,9 +202,8 @@ def why_text(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str],
     out.append(
         "- **Polo's timeouts** (column timeouts) are recovery 3 firing after a tail loss of a first burst, or for a flow "
         "not driven for 1 ms; each costs that flow 1 ms, and a round lasts until its last flow. The queue section "
-        "classifies every one from a trace. `Polo receiver D` and `Polo pause to finish` (diagnostics) are Polo with the "
-        "two readings of the slides pl2 used before measuring them over this family (`docs/model.md`, Polo): one D "
-        "shared by the receiver's flows, and a paused flow waiting for an active one to finish.")
+        "classifies every one from a trace and compares a D shared by the receiver's flows (`docs/model.md`, Polo, has "
+        "both readings of D and of the pause measured on these incasts).")
     out.append(
         "- **Unfinished flows** (a round that never ends stops the whole run: goodput 0): " + failures(agg, designs, senders) + ".")
     homa = [agg[(d, n)] for d in designs if d.startswith("Homa") for n in senders]
