@@ -103,9 +103,10 @@ def preamble() -> list[str]:
         "- Hosts have no send or receive latency or CPU cost (pl2's defaults); one application thread each, except in the "
         "leaf–spine (256, so that no flow waits for a thread: pl2's Polo holds its sending thread until a flow's last "
         "packet is handed over, the others release it at once). Seeds change only random choices (NDP's paths and "
-        "trimming draws, Homa's spraying, Poisson arrivals); the synchronised incasts make none for Polo, Homa and pHost "
-        "(one path, no random draw in these designs, every sender starts at the same instant with no send-path jitter), so "
-        "their seeds repeat (intervals ± 0).",
+        "trimming draws, Homa's spraying, Polo's recovery 2 picking a random active flow, Poisson arrivals); the "
+        "synchronised incasts make none for Homa and pHost (one path, no random draw in these designs, every sender starts "
+        "at the same instant with no send-path jitter), so their seeds repeat (intervals ± 0), and Polo's differ only "
+        "where recovery 2 fires.",
         "- Goodput is application payload delivered to the receiver per second; its upper bound for each design is the "
         "available bandwidth × payload / wire bytes of a full frame (Polo: × 1500 / (1542 + 84), its adjoint packet "
         "crosses the same bottleneck).",

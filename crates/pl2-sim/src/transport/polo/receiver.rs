@@ -37,6 +37,7 @@
 
 use super::wire::{self, Data, Frame, MsgRef};
 use super::{Ctx, PauseEnd, PoloStats};
+use crate::rng::SimRng;
 use crate::slab::Slab;
 use crate::transport::Actions;
 use crate::units::SimTime;
@@ -114,14 +115,14 @@ pub(super) struct Receiver {
     marked_seen: bool,
     idle_epochs: u32,
     epoch: Epoch,
-    rng: u64,
+    rng: SimRng,
     host: u32,
     /// `d_scope = "flow"`.
     per_flow: bool,
 }
 
 impl Receiver {
-    pub fn new(host: u32, per_flow: bool) -> Receiver {
+    pub fn new(host: u32, per_flow: bool, rng: SimRng) -> Receiver {
         Receiver {
             flows: Slab::default(),
             slots: Vec::new(),
@@ -133,7 +134,7 @@ impl Receiver {
             marked_seen: false,
             idle_epochs: 0,
             epoch: Epoch { first: true, ..Epoch::default() },
-            rng: 0x9e37_79b9_7f4a_7c15 ^ u64::from(host).wrapping_mul(0xbf58_476d_1ce4_e5b9),
+            rng,
             host,
             per_flow,
         }
@@ -533,11 +534,8 @@ impl Receiver {
         if missing == 0 {
             return;
         }
-        // xorshift64: a random active flow, deterministic per host.
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let pick = (self.rng % u64::from(missing)) as usize;
+        // A random active flow, drawn from the run's seed.
+        let pick = self.rng.below(u64::from(missing)) as usize;
         let idx = *self.active.iter().filter(|&&i| self.flows.get(i).is_some_and(|f| f.n_got < f.requested)).nth(pick).expect("counted");
         let f = self.flows.get(idx).expect("live");
         let Some(first) = f.first_missing(f.requested) else { return };
