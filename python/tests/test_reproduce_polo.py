@@ -28,11 +28,11 @@ def test_goodput_bound_by_hand() -> None:
 
 
 def test_every_design_gets_the_same_network() -> None:
-    """One switch for all (86 KB per port, ECN at 5 full frames); NDP's trimming FIFOs
-    together hold exactly the port's 86 KB."""
+    """One switch for all (86 KB per port, ECN at 5 packets, the slides' "ECN threshold is
+    5"); NDP's trimming FIFOs together hold exactly the port's 86 KB."""
     for d in common.DESIGNS:
         sw = common.switch(d)
-        assert sw["port_limit"] == "86000B" and sw["ecn"] == {"kind": "step", "threshold": "7710B"}
+        assert sw["port_limit"] == "86000B" and sw["ecn"] == {"kind": "step_packets", "threshold_packets": 5}
         assert ("queue" in sw) == (d == "NDP")
     q = common.switch("NDP")["queue"]
     assert common.NDP_DATA_LIMIT_B + common.NDP_HEADER_LIMIT_B == common.PORT_LIMIT_B

@@ -207,6 +207,15 @@ pub enum EcnConfig {
         #[serde(default)]
         at_dequeue: bool,
     },
+    /// As `step`, with the threshold counted in frames whatever their size: mark ECT
+    /// frames when the queue (of their priority at the port) holds at least
+    /// `threshold_packets` frames, the arriving one included (the Polo slides' "ECN
+    /// threshold is 5", a queue length in packets as commodity switches can count it).
+    StepPackets {
+        threshold_packets: u32,
+        #[serde(default)]
+        at_dequeue: bool,
+    },
     /// RED-style: probability rises linearly from 0 at `min` to `p_max` at `max`, 1 above.
     Red {
         /// Queue size, a size (`"5KB"`, wire bytes as for `step`), below which no frame is

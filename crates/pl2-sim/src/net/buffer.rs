@@ -73,6 +73,8 @@ pub struct SharedBuffer {
     pub port_limit: Option<u64>,
     /// Bytes per (local egress port, priority).
     pub egress: Vec<[u64; 8]>,
+    /// Frames per (local egress port, priority), for marking thresholds in packets.
+    pub egress_frames: Vec<[u32; 8]>,
     /// Bytes per local egress port, all priorities.
     pub egress_total: Vec<u64>,
     /// Bytes per (local ingress port, priority); the extra last row counts frames the
@@ -93,6 +95,7 @@ impl SharedBuffer {
             alpha,
             port_limit,
             egress: vec![[0; 8]; ports],
+            egress_frames: vec![[0; 8]; ports],
             egress_total: vec![0; ports],
             ingress: vec![[0; 8]; ports + 1],
             ingress_pool: None,
@@ -158,10 +161,12 @@ impl SharedBuffer {
         Ok(())
     }
 
+    /// Counts one frame of `bytes` into queue (egress, prio), arrived through `ingress`.
     #[inline]
     pub fn add(&mut self, egress: usize, ingress: usize, prio: usize, bytes: u64) {
         self.used += bytes;
         self.egress[egress][prio] += bytes;
+        self.egress_frames[egress][prio] += 1;
         self.egress_total[egress] += bytes;
         self.ingress[ingress][prio] += bytes;
         if self.pools {
@@ -189,10 +194,12 @@ impl SharedBuffer {
         }
     }
 
+    /// Takes one frame of `bytes` out of queue (egress, prio), arrived through `ingress`.
     #[inline]
     pub fn remove(&mut self, egress: usize, ingress: usize, prio: usize, bytes: u64) {
         self.used -= bytes;
         self.egress[egress][prio] -= bytes;
+        self.egress_frames[egress][prio] -= 1;
         self.egress_total[egress] -= bytes;
         self.ingress[ingress][prio] -= bytes;
         if self.pools {

@@ -87,7 +87,9 @@ impl Simulation {
                 if program.wants_dequeue() {
                     program.on_dequeue(self.now, self.arena.get(pkt));
                 }
-                if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } = self.switches[index as usize].cfg.ecn {
+                if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::StepPackets { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } =
+                    self.switches[index as usize].cfg.ecn
+                {
                     self.maybe_mark(port, pkt);
                 }
                 self.start_tx(port, pkt, ingress);
@@ -358,13 +360,13 @@ impl Simulation {
             }
         }
         let sw = &mut self.switches[index as usize];
-        if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize][prio] + wire) {
+        if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize][prio] + wire, sw.buffer.egress_frames[egress as usize][prio] + 1) {
             // RED/WRED with ECN: a packet that cannot be marked is dropped instead.
             let node = sw.node;
             return self.drop_packet(pkt, DropReason::NonEct, node, out);
         }
         sw.buffer.add(egress as usize, ingress as usize, prio, wire);
-        if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
+        if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::StepPackets { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
             self.maybe_mark(out, pkt);
         }
         // While queued, `next_port` holds the ingress port (local index) for accounting.
@@ -406,8 +408,8 @@ impl Simulation {
         }
         let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
-        let q = sw.buffer.egress[local as usize][pk.prio() as usize];
-        if over_marking(sw, q) {
+        let (q, frames) = (sw.buffer.egress[local as usize][pk.prio() as usize], sw.buffer.egress_frames[local as usize][pk.prio() as usize]);
+        if over_marking(sw, q, frames) {
             self.arena.get_mut(pkt).flags |= flags::CE;
         }
     }
@@ -451,12 +453,13 @@ impl Simulation {
     }
 }
 
-/// Whether a queue of `q` bytes (the arriving frame included) is over switch `sw`'s
-/// marking threshold: the step, or RED's probability drawn now.
-fn over_marking(sw: &mut Switch, q: u64) -> bool {
+/// Whether a queue of `q` bytes in `frames` frames (the arriving frame included) is over
+/// switch `sw`'s marking threshold: the step, or RED's probability drawn now.
+fn over_marking(sw: &mut Switch, q: u64, frames: u32) -> bool {
     match sw.cfg.ecn {
         EcnConfig::Off => false,
         EcnConfig::Step { threshold, .. } => q >= threshold.0,
+        EcnConfig::StepPackets { threshold_packets, .. } => frames >= threshold_packets,
         EcnConfig::Red { min, max, p_max, .. } => {
             if q < min.0 {
                 false

@@ -7,7 +7,7 @@ use super::common::*;
 use pl2_sim::config::{EcnConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::Records;
 use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, TransportConfig};
-use pl2_sim::transport::polo::{PoloConfig, PoloStats};
+use pl2_sim::transport::polo::{DScope, PauseEnd, PoloConfig, PoloStats};
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
 use pl2_sim::workload::MessageSpec;
 
@@ -167,11 +167,30 @@ fn recovery_3_a_lost_adjoint_with_its_packet_is_resent_after_the_timeout() {
 }
 
 #[test]
+fn a_timeout_resend_the_receiver_has_names_a_gap_whose_repair_was_lost() {
+    // Packet 5 and its resend are both lost. Recovery 1 names the gap once (at packet 6);
+    // without recovery 2 (Polo^b) nothing else asks for it, and the rest of the flow
+    // arrives. 1 ms after its last adjoint the sender resends its highest packet, which
+    // the receiver has: that duplicate makes recovery 1 name the gap again, and packet 5
+    // arrives. (Before, the duplicate drew only a driving packet at the old limit and
+    // the sender timed out again every 1 ms, forever.)
+    let b = PoloConfig { recovery_idle: false, ..PoloConfig::default() };
+    let (recs, st) = one_flow_with_drops(45_000, b, vec![FaultSpec::DropNth { flow: 0, seq: 5, times: 2 }]);
+    assert_eq!((st.gap_losses, st.timeouts, st.duplicates, st.retransmissions), (2, 1, 1, 3), "{st:?}");
+    assert!((MS..2 * MS).contains(&took(&recs, 0)), "one timeout: {} ps", took(&recs, 0));
+}
+
+#[test]
 fn polo_c_recovers_a_gap_through_recovery_2() {
     let c = PoloConfig { recovery_gap: false, ..PoloConfig::default() };
     let (_, st) = one_flow_with_drops(45_000, c, vec![drop_data(5)]);
     assert_eq!(st.gap_losses, 0, "{st:?}");
     assert!(st.idle_losses + st.timeouts >= 1, "{st:?}");
+}
+
+/// When the message sent by host `src` was delivered (records come in delivery order).
+fn finish_of(recs: &Records, src: u32) -> u64 {
+    recs.messages.iter().find(|m| m.src == src).and_then(|m| m.finish).expect("delivered").0
 }
 
 fn rack(hosts: u32, rate: BitsPerSec) -> NetworkConfig {
@@ -189,10 +208,11 @@ fn late_flows_are_paused_and_resumed_when_an_active_flow_finishes() {
     let mut net = rack(5, BitsPerSec::gbps(1));
     net.switch.ecn = EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false };
     let msgs = vec![msg(0, 0, 4, 2_000_000), msg(0, 1, 4, 2_000_000), msg(MS, 2, 4, 300_000), msg(MS, 3, 4, 300_000)];
-    let (_, recs, st) = run_polo(polo(net, msgs, PoloConfig::default()));
+    let finish = PoloConfig { pause_end: PauseEnd::FlowFinish, ..PoloConfig::default() };
+    let (_, recs, st) = run_polo(polo(net, msgs, finish));
     all_delivered_once(&recs, 4);
     assert_eq!((st.pauses, st.pauses_received, st.resumes), (2, 2, 2), "{st:?}");
-    let fin = |i: usize| recs.messages[i].finish.unwrap().0;
+    let fin = |src: u32| finish_of(&recs, src);
     let first_active = fin(0).min(fin(1));
     assert!(fin(2) > first_active && fin(3) > first_active, "paused flows finish after an active one");
     // Without the pause mechanism nobody waits.
@@ -207,6 +227,143 @@ fn late_flows_are_paused_and_resumed_when_an_active_flow_finishes() {
     ));
     all_delivered_once(&recs, 4);
     assert_eq!((st.pauses, st.resumes), (0, 0), "{st:?}");
+}
+
+#[test]
+fn with_pause_ending_at_an_unmarked_epoch_late_flows_do_not_wait_for_the_long_ones() {
+    // The hand-over test's flows: two 2 MB flows active, two 300 KB flows paused at their
+    // first packet 1 ms later. With `pause_end = "unmarked_epoch"` the first epoch that
+    // ends with data and no mark (the long flows' D has just been halved and the queue
+    // drained below the threshold) resumes the older paused flow, the next such epoch
+    // the other: both short flows finish long before either long flow, where by default
+    // they finish only after one.
+    let mut net = rack(5, BitsPerSec::gbps(1));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false };
+    let msgs = vec![msg(0, 0, 4, 2_000_000), msg(0, 1, 4, 2_000_000), msg(MS, 2, 4, 300_000), msg(MS, 3, 4, 300_000)];
+    // With the receiver's D driving (its D is what the resume rule compares with the
+    // active flows; with D per flow at this 2-frame threshold the receiver's D, which
+    // then drives nothing, seldom exceeds the two active flows).
+    let cfg = PoloConfig { pause_end: PauseEnd::UnmarkedEpoch, d_scope: DScope::Receiver, ..PoloConfig::default() };
+    let (_, recs, st) = run_polo(polo(net, msgs, cfg));
+    all_delivered_once(&recs, 4);
+    assert_eq!((st.pauses, st.pauses_received, st.resumes), (2, 2, 2), "{st:?}");
+    let fin = |src: u32| finish_of(&recs, src);
+    let first_long = fin(0).min(fin(1));
+    assert!(fin(2).max(fin(3)) < first_long, "short flows {} {} ps, first long flow {first_long} ps", fin(2), fin(3));
+}
+
+fn per_flow(cfg: PoloConfig) -> PoloConfig {
+    PoloConfig { d_scope: DScope::Flow, ..cfg }
+}
+
+fn shared(cfg: PoloConfig) -> PoloConfig {
+    PoloConfig { d_scope: DScope::Receiver, ..cfg }
+}
+
+#[test]
+fn with_one_flow_per_flow_d_is_the_receivers_d() {
+    // One flow: its D and the receiver's see the same packets, marks and epochs, so every
+    // record is the same (with and without marks).
+    for ecn in [EcnConfig::Off, EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false }] {
+        let text = |cfg: PoloConfig| {
+            let (sim, r, st) = run_polo(polo(pair(ecn.clone()), vec![msg(0, 0, 1, 300_000)], cfg));
+            all_delivered_once(&r, 1);
+            format!("{:?}{:?}{:?}{:?}", r.messages, r.probes, sim.counters(), st)
+        };
+        assert_eq!(text(shared(w(4))), text(per_flow(w(4))), "{ecn:?}");
+    }
+}
+
+/// Two 30-packet flows, h0 → h2 and h1 → h2, first bursts of one packet, every data
+/// packet marked (threshold 0); no pause (the second flow would be paused behind the
+/// first one's marks).
+fn two_marked_flows(cfg: PoloConfig, faults: Vec<FaultSpec>) -> (Records, PoloStats) {
+    let mut net = rack(3, BitsPerSec::gbps(1));
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(0), at_dequeue: false };
+    let mut sp = polo(net, vec![msg(0, 0, 2, 45_000), msg(0, 1, 2, 45_000)], PoloConfig { initial_window_packets: 1, pause: false, ..cfg });
+    sp.faults = faults;
+    let (_, recs, st) = run_polo(sp);
+    all_delivered_once(&recs, 2);
+    (recs, st)
+}
+
+#[test]
+fn per_flow_d_drives_every_flow_at_its_own_floor() {
+    // Every packet marked: each epoch with marks takes D to the floor. The receiver's one
+    // D = 1 asks one packet of one of the two flows per epoch; per flow, each flow's D = 1
+    // asks one of each: D summed over the flows is 2 at every epoch's end while both are
+    // active, and the flows finish sooner.
+    let (shared, _) = two_marked_flows(shared(PoloConfig::default()), vec![]);
+    let (own, st) = two_marked_flows(per_flow(PoloConfig::default()), vec![]);
+    let both = |r: &Records| r.messages.iter().map(|m| m.finish.unwrap().0).min().unwrap();
+    let d_shared: Vec<u32> = d_probes(&shared).into_iter().filter(|&(t, _)| t < both(&shared)).map(|p| p.1).collect();
+    let d_own: Vec<u32> = d_probes(&own).into_iter().filter(|&(t, _)| t < both(&own)).map(|p| p.1).collect();
+    assert!(d_shared.len() > 10 && d_shared.iter().all(|&d| d == 1), "{d_shared:?}");
+    assert!(d_own.len() > 10 && d_own.iter().all(|&d| d == 2), "{d_own:?}");
+    let last = |r: &Records| r.messages.iter().map(|m| m.finish.unwrap().0).max().unwrap();
+    assert!(last(&own) < last(&shared), "own D {} ps, shared {} ps", last(&own), last(&shared));
+    assert_eq!((st.timeouts, st.duplicates, st.marked_packets), (0, 0, 60), "{st:?}");
+}
+
+#[test]
+fn a_shared_d_filled_by_another_flows_losses_starves_a_flow_into_a_spurious_timeout() {
+    // h0's first burst of 12 loses its last 11 packets: they stay asked for and not
+    // received. With one D per receiver (at its floor, every packet marked) they fill it,
+    // so h1's arrivals free no place and draw no driving packet. Only recovery 2 repairs
+    // h0's tail, one packet per two idle epochs (about 55 µs each over 12.5 µs links):
+    // 11 packets take over 1 ms, so h1's sender hears nothing for 1 ms and resends a
+    // packet the receiver already has (a duplicate). With a D per
+    // flow, h1 is driven at its own floor meanwhile and never times out. (No pause: h1
+    // would be paused behind h0's marks.)
+    let faults: Vec<FaultSpec> = (1..12).map(drop_data).collect();
+    let cfg = PoloConfig { initial_window_packets: 12, pause: false, ..PoloConfig::default() };
+    let mut net = rack(3, BitsPerSec::gbps(1));
+    net.link.delay = Duration::from_ns(12_500);
+    net.switch.ecn = EcnConfig::Step { threshold: Bytes(0), at_dequeue: false };
+    let run2 = |cfg: PoloConfig| {
+        let mut sp = polo(net.clone(), vec![msg(0, 0, 2, 45_000), msg(0, 1, 2, 45_000)], cfg);
+        sp.faults = faults.clone();
+        let (_, recs, st) = run_polo(sp);
+        all_delivered_once(&recs, 2);
+        (recs, st)
+    };
+    let (shared, s) = run2(self::shared(cfg.clone()));
+    assert!(s.duplicates >= 1 && s.timeouts >= 1, "shared D: h1 times out spuriously: {s:?}");
+    let (own, o) = run2(per_flow(cfg));
+    assert_eq!(o.duplicates, 0, "own D: nothing is resent that had arrived: {o:?}");
+    // h0's own tail is still lost: its D (at the floor) is full of it, and h1's arrivals
+    // keep recovery 2 from firing, so h0 times out once (the report's tail-loss case) and
+    // the resent last packet shows the gap to recovery 1.
+    assert_eq!((o.timeouts, o.gap_losses, o.idle_losses), (1, 1, 0), "{o:?}");
+    assert!(took(&own, 1) < took(&shared, 1), "h1 finishes sooner with its own D: {} vs {} ps", took(&own, 1), took(&shared, 1));
+}
+
+#[test]
+fn an_ecn_threshold_in_packets_counts_frames_whatever_their_size() {
+    // Eight one-packet 100 B messages start together on eight hosts: their data frames
+    // (142 B on the wire) reach the switch at the same instant and queue at the port to h8
+    // one behind another, the first already being sent. Counting the arriving frame, the
+    // queue holds 1, 2, …, 8 frames: at 5 frames the last four are marked. The same five
+    // full frames in bytes (7,710 B) are never reached by 8 × 142 = 1,136 B: none marked.
+    let marks = |ecn: EcnConfig| {
+        let mut net = rack(9, BitsPerSec::gbps(1));
+        net.switch.ecn = ecn;
+        let msgs = (0..8).map(|s| msg(0, s, 8, 100)).collect();
+        let (_, recs, st) = run_polo(polo(net, msgs, PoloConfig::default()));
+        all_delivered_once(&recs, 8);
+        st.marked_packets
+    };
+    assert_eq!(marks(EcnConfig::StepPackets { threshold_packets: 5, at_dequeue: false }), 4);
+    assert_eq!(marks(EcnConfig::Step { threshold: Bytes(5 * 1542), at_dequeue: false }), 0);
+    // Full frames: five in packets is five in bytes.
+    let full = |ecn: EcnConfig| {
+        let mut net = rack(9, BitsPerSec::gbps(1));
+        net.switch.ecn = ecn;
+        let msgs = (0..8).map(|s| msg(0, s, 8, 1500)).collect();
+        run_polo(polo(net, msgs, PoloConfig::default())).2.marked_packets
+    };
+    assert_eq!(full(EcnConfig::StepPackets { threshold_packets: 5, at_dequeue: false }), 4);
+    assert_eq!(full(EcnConfig::Step { threshold: Bytes(5 * 1542), at_dequeue: false }), 4);
 }
 
 fn incast(senders: u32, cfg: PoloConfig, seed: u64) -> (Simulation, Records, PoloStats) {
@@ -248,6 +405,20 @@ fn same_seed_same_results() {
         format!("{:?}{:?}{:?}{:?}{:?}", r.messages, r.drops, r.probes, sim.counters(), st)
     };
     assert_eq!(text(7), text(7));
+}
+
+#[test]
+fn seeds_change_which_flow_recovery_2_asks() {
+    // Recovery 2 asks a random active flow, drawn from the run's seed: where it fires,
+    // other seeds give other runs (and the same seed the same run, above).
+    let run = |seed| {
+        let (_, r, st) = incast(32, PoloConfig::default(), seed);
+        all_delivered_once(&r, 32);
+        (st.idle_losses, format!("{:?}", r.messages))
+    };
+    let runs: Vec<_> = (1..=3).map(run).collect();
+    assert!(runs.iter().all(|r| r.0 > 0), "recovery 2 fired in every run");
+    assert!(runs[0].1 != runs[1].1 || runs[0].1 != runs[2].1, "three seeds, one result");
 }
 
 #[test]

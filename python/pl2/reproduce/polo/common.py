@@ -9,8 +9,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   to 25 µs one way (switch pipeline latency, pl2's default 350 ns per switch, and
   serialisation come on top).
 - Every switch egress port holds at most 86 KB (86,000 B, a static port limit counting
-  all its priority queues; dynamic thresholds off). Step ECN marking at 5 full frames
-  (7,710 B) on ECN-capable frames only: Polo's data; the baselines send none.
+  all its priority queues; dynamic thresholds off). Step ECN marking at 5 packets (the
+  slides' "ECN threshold is 5": `step_packets`, frames of the arriving frame's priority
+  queue counted whatever their size) on ECN-capable frames only: Polo's data; the
+  baselines send none.
 - NDP's switches trim (NDP cannot run without): each port's data FIFO holds 72,000 B and
   its header FIFO (priority 1, the preset's control class) 14,000 B, so a port still
   holds at most 86 KB and NDP trims where the others drop.
@@ -35,7 +37,9 @@ from pl2.scenario import Scenario
 LINK = "1Gbps"
 LINK_BPS = 1e9
 PORT_LIMIT_B = 86_000
-ECN_THRESHOLD_B = 5 * 1542
+ECN_THRESHOLD_PACKETS = 5
+#: The same threshold in bytes of full frames, for plots and text.
+ECN_THRESHOLD_B = ECN_THRESHOLD_PACKETS * 1542
 FRAME_WIRE = 1542
 ADJOINT_WIRE = 84  # a minimum 64 B frame + preamble/SFD + IFG
 FLOW_B = 100_000
@@ -56,7 +60,17 @@ DESIGNS: dict[str, dict[str, Any]] = {
 PAYLOAD: dict[str, int] = {"Polo": 1500, "Homa": 1456, "NDP": 1472, "pHost": 1500}
 #: Header-sized frames each design sends per data packet across the data's path.
 COLORS = {"Polo": "tab:blue", "Homa": "tab:red", "NDP": "tab:green", "pHost": "tab:orange",
-          "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo no pause": "tab:gray", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
+          "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo no pause": "tab:gray", "Polo receiver D": "tab:olive",
+          "Polo pause to finish": "tab:pink", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
+
+#: Diagnostic Polo variants (not the slides' designs): each one open choice of
+#: `docs/model.md` ("Polo") set the other way, to measure what that choice does.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "Polo no pause": {"kind": "polo", "pause": False},
+    # The two readings pl2 used before they were measured over the family (issue 20).
+    "Polo receiver D": {"kind": "polo", "d_scope": "receiver"},
+    "Polo pause to finish": {"kind": "polo", "pause_end": "flow_finish"},
+}
 
 #: Polo's ablations (issue 20): each a `[transport]` switch.
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -78,8 +92,9 @@ def preamble() -> list[str]:
         "- Network, the same for all four: every link 1 Gbps; link delays sum to 25 µs one way on the longest path "
         "(base RTT 50 µs of propagation; pl2's 350 ns switch latency and serialisation on top); every egress port holds "
         f"at most {PORT_LIMIT_B:,} B (static port limit over all its priority queues, dynamic thresholds off); step ECN "
-        f"marking at 5 full frames ({ECN_THRESHOLD_B:,} B) on ECN-capable frames, which only Polo's data are (the "
-        "baselines' frames pass it unmarked and are not dropped by it). NDP's switches trim: data FIFO "
+        f"marking at {ECN_THRESHOLD_PACKETS} packets queued at the frame's priority (`step_packets`, whatever their size) "
+        "on ECN-capable frames, which only Polo's data are (the baselines' frames pass it unmarked and are not dropped "
+        "by it). NDP's switches trim: data FIFO "
         f"{NDP_DATA_LIMIT_B:,} B, header FIFO {NDP_HEADER_LIMIT_B:,} B at priority 1, so a port still holds at most 86 KB "
         "and NDP trims where the others drop. Polo and pHost use per-flow ECMP, Homa and NDP spray.",
         f"- Flows are {FLOW_B // 1000} KB unless an experiment says otherwise; the core bottleneck's background is one "
@@ -88,8 +103,10 @@ def preamble() -> list[str]:
         "- Hosts have no send or receive latency or CPU cost (pl2's defaults); one application thread each, except in the "
         "leaf–spine (256, so that no flow waits for a thread: pl2's Polo holds its sending thread until a flow's last "
         "packet is handed over, the others release it at once). Seeds change only random choices (NDP's paths and "
-        "trimming draws, Poisson arrivals); the synchronised incasts on one path make none for Polo, Homa and pHost, so "
-        "their seeds repeat (intervals ± 0).",
+        "trimming draws, Homa's spraying, Polo's recovery 2 picking a random active flow, Poisson arrivals); the "
+        "synchronised incasts make none for Homa and pHost (one path, no random draw in these designs, every sender starts "
+        "at the same instant with no send-path jitter), so their seeds repeat (intervals ± 0), and Polo's differ only "
+        "where recovery 2 fires.",
         "- Goodput is application payload delivered to the receiver per second; its upper bound for each design is the "
         "available bandwidth × payload / wire bytes of a full frame (Polo: × 1500 / (1542 + 84), its adjoint packet "
         "crosses the same bottleneck).",
@@ -101,7 +118,7 @@ def switch(design: str) -> dict[str, Any]:
     sw: dict[str, Any] = {
         "dynamic_thresholds": False,
         "port_limit": f"{PORT_LIMIT_B}B",
-        "ecn": {"kind": "step", "threshold": f"{ECN_THRESHOLD_B}B"},
+        "ecn": {"kind": "step_packets", "threshold_packets": ECN_THRESHOLD_PACKETS},
     }
     if design == "NDP":
         sw["queue"] = {"kind": "trimming", "data_limit": {"bytes": f"{NDP_DATA_LIMIT_B}B"},
@@ -116,9 +133,8 @@ def transport(design: str) -> dict[str, Any]:
         return copy.deepcopy(ABLATIONS[design])
     if design == "Homa 5 ms":
         return {"kind": "homa", "preset": "polo", "resend_timeout": "5ms"}
-    if design == "Polo no pause":
-        # Diagnostic, not the slides': Polo without its pause mechanism.
-        return {"kind": "polo", "pause": False}
+    if design in VARIANTS:
+        return copy.deepcopy(VARIANTS[design])
     if design == "NDP rearm":
         # Diagnostic, not the slides': a timed-out resend may time out again (htsim's
         # NDP cannot, `rto_rearm = false`).
@@ -216,6 +232,7 @@ def counters(summary: Mapping[str, Any], design: str) -> dict[str, Any]:
         "driving_wasted": int(t.get("driving_wasted", 0) or 0) if d == "Polo" else 0,
         "gap_losses": int(t.get("gap_losses", 0) or 0) if d == "Polo" else 0,
         "idle_losses": int(t.get("idle_losses", 0) or 0) if d == "Polo" else 0,
+        "duplicates": int(t.get("duplicates", 0) or 0) if d == "Polo" else 0,
     }
     return out
 

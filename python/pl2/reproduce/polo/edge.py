@@ -46,7 +46,8 @@ def section(agg: dict, designs: list[str], ns: list[int], r: int) -> str:
         "per sender (`ps_shuffle`, global barrier); the receiver's 1 Gbps downlink is the bottleneck. Homa runs with the "
         "slides' 1 ms and with a 5 ms RESEND timeout (`resend_timeout`); `NDP rearm` is a diagnostic (NDP with "
         "`rto_rearm = true`), not a design of the slides. Columns as in the core experiment. Seeds change only random "
-        "choices (NDP's path and trimming draws); the other designs on one path make none, so their seeds repeat.",
+        "choices (NDP's path and trimming draws, Polo's recovery 2); Homa and pHost on one path make none, so their seeds "
+        "repeat.",
         "",
         table(incast.HEAD, incast.table_rows(agg, designs, ns)),
         "",

@@ -195,13 +195,15 @@ def why_text(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str],
         out.append(
             f"- **Polo below its bound even without loss**: at N = {ln} Polo drops nothing and never times out, yet reaches "
             f"{a['good'][0]:.0f} of {a['bound']:.0f} Mbps ({a['good'][0] / a['bound']:.0%}). The receiver's link idles: "
-            "D, the driving packets per epoch, follows a sawtooth that falls to its floor of 1 after a congestion event "
-            "(marks keep arriving for several epochs while the queue drains, and each epoch subtracts ⌈M/2⌉) and then "
-            "grows by one per epoch; see the D trace and the link-idle share in the queue section (`polo-queue`).")
+            "each flow's D, its driving packets per epoch, follows a sawtooth that falls towards its floor of 1 after a "
+            "congestion event (marks keep arriving for several epochs while the queue drains, and each epoch subtracts "
+            "⌈M/2⌉) and then grows by one per epoch; see the D trace and the link-idle share in the queue section "
+            "(`polo-queue`).")
     out.append(
-        "- **Polo's timeouts** (column timeouts) are recovery 3 firing after a tail loss of a first burst or for a flow "
-        "the shared D did not drive for 1 ms; each costs that flow 1 ms, and a round lasts until its last flow. The queue "
-        "section classifies every one from a trace.")
+        "- **Polo's timeouts** (column timeouts) are recovery 3 firing after a tail loss of a first burst, or for a flow "
+        "not driven for 1 ms; each costs that flow 1 ms, and a round lasts until its last flow. The queue section "
+        "classifies every one from a trace and compares a D shared by the receiver's flows (`docs/model.md`, Polo, has "
+        "both readings of D and of the pause measured on these incasts).")
     out.append(
         "- **Unfinished flows** (a round that never ends stops the whole run: goodput 0): " + failures(agg, designs, senders) + ".")
     homa = [agg[(d, n)] for d in designs if d.startswith("Homa") for n in senders]

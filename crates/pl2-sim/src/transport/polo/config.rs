@@ -25,9 +25,14 @@ pub struct PoloConfig {
     /// burst). Default 12, the baselines' RTTbytes / initial window in the slides'
     /// evaluation, so the designs start on equal terms.
     pub initial_window_packets: u32,
-    /// Floor of D after a decrease, in packets. Default 1: a receiver never stops driving
+    /// Floor of D after a decrease, in packets (of each flow's D with `d_scope = "flow"`,
+    /// applied at every epoch's end). Default 1: a receiver never stops driving
     /// altogether.
     pub d_min_packets: u32,
+    /// Whether D bounds each active flow's driving packets (`flow`, default) or is the
+    /// receiver's, shared by its active flows (`receiver`). The slides leave the sharing
+    /// open; the choice was measured over the whole Polo family (`docs/model.md`, "Polo").
+    pub d_scope: DScope,
     /// How D ← D − M/2 rounds an odd M: `up` (default; a single mark decreases D) or
     /// `down`.
     pub mark_rounding: MarkRounding,
@@ -47,8 +52,45 @@ pub struct PoloConfig {
     /// flow, or is not sent. `false` is Polo^a. Default true.
     pub redirect_wasted_driving: bool,
     /// The pause mechanism for large incasts: flows arriving after the receiver's first
-    /// ECN mark are paused until an active flow finishes. Default true.
+    /// ECN mark are paused until an active flow finishes (or as `pause_end` says).
+    /// Default true.
     pub pause: bool,
+    /// When a paused flow resumes and when new flows are paused again (the slides say
+    /// only "paused temporarily" and "when an active flow is finished"):
+    /// `unmarked_epoch` (default) or `flow_finish` (`docs/model.md`, "Polo").
+    pub pause_end: PauseEnd,
+}
+
+/// How long the pause mechanism holds a flow.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PauseEnd {
+    /// A paused flow resumes only when an active flow finishes (the oldest paused flow
+    /// first), and once the receiver has seen a mark every new flow is paused while any
+    /// flow is active, until the receiver has no flow left.
+    FlowFinish,
+    /// Also: an epoch that ends with data packets and no mark (the bottleneck queue
+    /// stayed under the threshold) ends the receiver's marked state, so a new flow is
+    /// active again unless older flows are still paused or a later mark comes first; and
+    /// if the receiver's D (its AIMD count, kept with either `d_scope`) is above its
+    /// number of active flows, so that D has room for one more flow's packet per epoch,
+    /// it resumes the oldest paused flow. Default.
+    #[default]
+    UnmarkedEpoch,
+}
+
+/// Whose D bounds the driving packets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DScope {
+    /// One D per active flow, each with its own marks, growth, decrease and floor over
+    /// the receiver's epochs: a flow's arrivals drive it whatever the other flows have
+    /// outstanding. Default.
+    #[default]
+    Flow,
+    /// One D per receiver: the packets asked of all its active flows and not yet received
+    /// stay at most D; an arrival's freed place drives the arriving flow.
+    Receiver,
 }
 
 /// Rounding of M/2 in the decrease.
@@ -81,6 +123,7 @@ impl Default for PoloConfig {
             control_priority: 7,
             initial_window_packets: 12,
             d_min_packets: 1,
+            d_scope: DScope::Flow,
             mark_rounding: MarkRounding::Up,
             rto: Duration::from_ms(1),
             idle_epochs: 2,
@@ -88,6 +131,7 @@ impl Default for PoloConfig {
             recovery_idle: true,
             redirect_wasted_driving: true,
             pause: true,
+            pause_end: PauseEnd::UnmarkedEpoch,
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod receiver;
 pub mod sender;
 pub mod wire;
 
-pub use config::{MarkRounding, PoloConfig, PoloConfigError};
+pub use config::{DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
@@ -96,7 +96,7 @@ impl Transport for Polo {
 
     fn host(cfg: &PoloConfig, at: &HostSite<'_>) -> Result<Box<PoloHost>, BuildError> {
         cfg.validate().map_err(|e| invalid(at.field, e.to_string()))?;
-        Ok(Box::new(PoloHost::new(cfg, at.max_payload(cfg.l4()), at.host)))
+        Ok(Box::new(PoloHost::new(cfg, at.max_payload(cfg.l4()), at.host, at.rng("recovery_idle"))))
     }
 
     fn report(host: &Box<PoloHost>, stats: &mut ModuleStats) {
@@ -121,9 +121,10 @@ pub struct PoloHost {
 }
 
 impl PoloHost {
-    pub fn new(cfg: &PoloConfig, max_payload: u64, host: u32) -> PoloHost {
+    /// `rng`: the receiver's draws (recovery 2's random active flow), from the run's seed.
+    pub fn new(cfg: &PoloConfig, max_payload: u64, host: u32, rng: crate::rng::SimRng) -> PoloHost {
         let stamp = wire::Stamp { l4: cfg.l4(), data: cfg.data_priority, retransmit: cfg.retransmit_priority, control: cfg.control_priority };
-        PoloHost { ctx: Ctx { cfg: cfg.clone(), stamp, max_payload }, sender: Sender::new(), receiver: Receiver::new(host), stats: PoloStats::default() }
+        PoloHost { ctx: Ctx { cfg: cfg.clone(), stamp, max_payload }, sender: Sender::new(), receiver: Receiver::new(host, cfg.d_scope == DScope::Flow, rng), stats: PoloStats::default() }
     }
 
     pub fn stats(&self) -> &PoloStats {

@@ -1,7 +1,8 @@
 //! The Polo receiver: D and its epochs, one driving packet per data packet, the three
-//! ways it asks for a lost packet, and the pause mechanism. D is per receiver (shared by
-//! all its flows); the reasons for this and every other open choice are in
-//! `docs/model.md`, "Polo".
+//! ways it asks for a lost packet, and the pause mechanism. D is each active flow's own
+//! (`d_scope = "flow"`, default) or the receiver's, shared by its flows (`"receiver"`);
+//! the reasons for this and every other open choice are in `docs/model.md`, "Polo". The
+//! receiver's own D is kept in both cases: the pause mechanism reads it.
 //!
 //! - Driving (Polo slides, "Overview", "Adjusting the number of driving packets"): the
 //!   receiver keeps the packets it has asked its active flows for (first bursts and
@@ -29,10 +30,14 @@
 //!   marked packet since the receiver was idle, a new flow is paused (a pause packet)
 //!   unless no flow is active; its packets are still received. When an active flow
 //!   finishes, the oldest paused flow becomes active: loss packets for its gaps, then a
-//!   driving packet (which resumes its sender).
+//!   driving packet (which resumes its sender). With `pause_end = "unmarked_epoch"` an
+//!   epoch that ends with data and no mark ends the marked state (new flows are active
+//!   again unless older ones are still paused) and, if the receiver's D is above its
+//!   number of active flows, resumes the oldest paused flow.
 
 use super::wire::{self, Data, Frame, MsgRef};
-use super::{Ctx, PoloStats};
+use super::{Ctx, PauseEnd, PoloStats};
+use crate::rng::SimRng;
 use crate::slab::Slab;
 use crate::transport::Actions;
 use crate::units::SimTime;
@@ -57,6 +62,14 @@ struct RxFlow {
     /// named).
     requested: u32,
     active: bool,
+    /// With `d_scope = "flow"`: this flow's D, its packets asked for and not received
+    /// (kept while active), its marks and arrivals in the running epoch, and the last
+    /// epoch of its first phase (+1 per unmarked packet until that epoch closes).
+    d: u32,
+    outstanding: u32,
+    marks: u32,
+    arrivals: u32,
+    first_until: u32,
 }
 
 impl RxFlow {
@@ -68,6 +81,10 @@ impl RxFlow {
     }
     fn first_missing(&self, below: u32) -> Option<u32> {
         (0..below).find(|&i| !self.has(i))
+    }
+    /// Whether epoch `number` is in this flow's first phase (serial-number order).
+    fn in_first_phase(&self, number: u32) -> bool {
+        (number.wrapping_sub(self.first_until) as i32) <= 0
     }
 }
 
@@ -98,12 +115,14 @@ pub(super) struct Receiver {
     marked_seen: bool,
     idle_epochs: u32,
     epoch: Epoch,
-    rng: u64,
+    rng: SimRng,
     host: u32,
+    /// `d_scope = "flow"`.
+    per_flow: bool,
 }
 
 impl Receiver {
-    pub fn new(host: u32) -> Receiver {
+    pub fn new(host: u32, per_flow: bool, rng: SimRng) -> Receiver {
         Receiver {
             flows: Slab::default(),
             slots: Vec::new(),
@@ -115,14 +134,20 @@ impl Receiver {
             marked_seen: false,
             idle_epochs: 0,
             epoch: Epoch { first: true, ..Epoch::default() },
-            rng: 0x9e37_79b9_7f4a_7c15 ^ u64::from(host).wrapping_mul(0xbf58_476d_1ce4_e5b9),
+            rng,
             host,
+            per_flow,
         }
     }
 
-    /// D now (driving packets per epoch).
+    /// D now (driving packets per epoch): the receiver's, or with `d_scope = "flow"`
+    /// the sum of its active flows' D.
     pub fn d(&self) -> u32 {
-        self.d
+        if self.per_flow {
+            self.active.iter().filter_map(|&i| self.flows.get(i)).map(|f| f.d).sum()
+        } else {
+            self.d
+        }
     }
 
     fn send(&self, ctx: &Ctx, dst: u32, f: Frame, out: &mut Actions) {
@@ -145,15 +170,32 @@ impl Receiver {
             self.d += 1;
         }
         self.epoch.arrivals += 1;
+        let number = self.epoch.number;
         let f = self.flows.get_mut(idx).expect("live");
         if f.active {
             self.epoch.active_arrivals += 1;
+        }
+        // The same rules per flow (`d_scope = "flow"`).
+        f.arrivals += 1;
+        if ce {
+            f.marks += 1;
+        } else if f.in_first_phase(number) {
+            f.d += 1;
         }
         let i = d.index;
         if i >= f.n_pkts || f.has(i) {
             st.duplicates += 1;
             if f.active {
                 let (src, msg, limit) = (f.src, f.msg, f.requested);
+                // A resent packet the receiver has is the sender's recovery 3 (its highest
+                // packet): recovery 1 names the lowest gap below it again, since the loss
+                // packet it sent for that gap, or its resend, was lost too.
+                let gap = f.first_missing(f.seen).filter(|_| ctx.cfg.recovery_gap);
+                if let Some(first) = gap {
+                    let end = (first..f.seen).find(|&k| f.has(k)).unwrap_or(f.seen);
+                    st.gap_losses += 1;
+                    self.loss(ctx, idx, first, end - first, out);
+                }
                 st.driving_sent += 1;
                 self.send(ctx, src, Frame::Driving { msg, limit }, out);
             }
@@ -166,6 +208,7 @@ impl Receiver {
         f.requested = f.requested.max(i + 1);
         if f.active {
             self.outstanding = self.outstanding + u64::from(grew) - 1;
+            f.outstanding = f.outstanding + grew - 1;
         }
         let off = u64::from(i) * ctx.max_payload;
         out.goodput_bytes += (d.size - off.min(d.size)).min(ctx.max_payload);
@@ -211,10 +254,29 @@ impl Receiver {
     fn create(&mut self, ctx: &Ctx, src: u32, d: &Data, st: &mut PoloStats, out: &mut Actions) -> u32 {
         let n_pkts = d.size.div_ceil(ctx.max_payload).max(1) as u32;
         let requested = ctx.cfg.initial_window_packets.min(n_pkts);
-        // Polo slides, "Optimization for highly concurrent flows": flows arriving after
-        // the first mark wait.
-        let active = !(ctx.cfg.pause && self.marked_seen && !self.active.is_empty());
-        let f = RxFlow { src, msg: d.msg, n_pkts, got: vec![0; n_pkts.div_ceil(64) as usize], n_got: 0, seen: 0, requested, active };
+        // Polo slides, "Optimization for highly concurrent flows":         // flows arriving after the first mark wait (and, when an unmarked epoch ended the
+        // marked state, behind flows still paused).
+        let active = !(ctx.cfg.pause && (self.marked_seen || !self.paused.is_empty()) && !self.active.is_empty());
+        // Its first phase: until the end of the next epoch to open (the running one, if
+        // any, and the whole next one), so it lasts at least one whole epoch; for a flow
+        // that finds the receiver idle that is the receiver's first epoch.
+        let first_until = self.epoch.number.wrapping_add(1);
+        let outstanding = if active { requested } else { 0 };
+        let f = RxFlow {
+            src,
+            msg: d.msg,
+            n_pkts,
+            got: vec![0; n_pkts.div_ceil(64) as usize],
+            n_got: 0,
+            seen: 0,
+            requested,
+            active,
+            d: 0,
+            outstanding,
+            marks: 0,
+            arrivals: 0,
+            first_until,
+        };
         let idx = self.flows.insert(f);
         self.slots[d.msg.slot as usize] = (d.msg.gen, idx);
         if active {
@@ -258,7 +320,8 @@ impl Receiver {
         st.resumes += 1;
         let f = self.flows.get_mut(idx).expect("paused flow is live");
         f.active = true;
-        self.outstanding += u64::from(f.requested - f.n_got);
+        f.outstanding = f.requested - f.n_got;
+        self.outstanding += u64::from(f.outstanding);
         self.active.push(idx);
         let f = self.flows.get(idx).expect("live");
         if ctx.cfg.recovery_gap {
@@ -277,9 +340,10 @@ impl Receiver {
             }
         }
         let f = self.flows.get_mut(idx).expect("live");
-        let grow = self.outstanding < u64::from(self.d) && f.requested < f.n_pkts;
-        if grow {
+        let room = if self.per_flow { f.outstanding < f.d } else { self.outstanding < u64::from(self.d) };
+        if room && f.requested < f.n_pkts {
             f.requested += 1;
+            f.outstanding += 1;
             self.outstanding += 1;
         }
         let (src, msg, limit) = (f.src, f.msg, f.requested);
@@ -289,6 +353,9 @@ impl Receiver {
 
     /// Sends driving packets while fewer than D packets are asked for and not received.
     fn drive(&mut self, ctx: &Ctx, preferred: Option<u32>, st: &mut PoloStats, out: &mut Actions) {
+        if self.per_flow {
+            return self.drive_per_flow(ctx, preferred, st, out);
+        }
         while self.outstanding < u64::from(self.d) {
             let usable = |r: &Receiver, i: u32| r.flows.get(i).is_some_and(RxFlow::usable);
             let target = match preferred {
@@ -312,10 +379,46 @@ impl Receiver {
             };
             let f = self.flows.get_mut(target).expect("usable is live");
             f.requested += 1;
+            f.outstanding += 1;
             self.outstanding += 1;
             let (src, msg, limit) = (f.src, f.msg, f.requested);
             st.driving_sent += 1;
             self.send(ctx, src, Frame::Driving { msg, limit }, out);
+        }
+    }
+
+    /// With `d_scope = "flow"`: each flow is driven within its own D, so an arrival's freed
+    /// place drives only the arriving flow (`preferred`), and none is passed to another
+    /// flow; a flow that cannot use it gets nothing (Polo^a: a wasted driving packet).
+    /// `None` (an epoch's end) tops up every active flow.
+    fn drive_per_flow(&mut self, ctx: &Ctx, preferred: Option<u32>, st: &mut PoloStats, out: &mut Actions) {
+        match preferred {
+            Some(p) => self.drive_flow(ctx, p, true, st, out),
+            None => {
+                for k in 0..self.active.len() {
+                    let idx = self.active[k];
+                    self.drive_flow(ctx, idx, false, st, out);
+                }
+            }
+        }
+    }
+
+    fn drive_flow(&mut self, ctx: &Ctx, idx: u32, arrival: bool, st: &mut PoloStats, out: &mut Actions) {
+        let Some(f) = self.flows.get_mut(idx).filter(|f| f.active) else { return };
+        if arrival && !f.usable() && f.outstanding < f.d && !ctx.cfg.redirect_wasted_driving {
+            st.driving_sent += 1;
+            st.driving_wasted += 1;
+            let (src, msg, limit) = (f.src, f.msg, f.requested);
+            self.send(ctx, src, Frame::Driving { msg, limit }, out);
+            return;
+        }
+        while f.usable() && f.outstanding < f.d {
+            f.requested += 1;
+            f.outstanding += 1;
+            self.outstanding += 1;
+            st.driving_sent += 1;
+            let (src, msg, limit) = (f.src, f.msg, f.requested);
+            out.sends.push(wire::encode(src, &Frame::Driving { msg, limit }, &ctx.stamp, CONTROL_THREAD));
         }
     }
 
@@ -362,7 +465,21 @@ impl Receiver {
             let half = ctx.cfg.mark_rounding.half(e.marks);
             self.d = self.d.saturating_sub(half).max(ctx.cfg.d_min_packets);
         }
-        out.probes.push((self.host, "polo_d", f64::from(self.d)));
+        if self.per_flow {
+            self.close_flow_epochs(ctx, e.number);
+        }
+        // `pause_end = "unmarked_epoch"`: an epoch without marks ends the marked state and,
+        // while the receiver's D has room for one more flow's packet per epoch, lets the
+        // oldest paused flow in.
+        if ctx.cfg.pause && ctx.cfg.pause_end == PauseEnd::UnmarkedEpoch && e.marks == 0 && e.arrivals > 0 {
+            self.marked_seen = false;
+            if self.active.len() < self.d as usize {
+                if let Some(p) = self.paused.pop_front() {
+                    self.resume(ctx, p, st, out);
+                }
+            }
+        }
+        out.probes.push((self.host, "polo_d", f64::from(self.d())));
         // Recovery 2: epochs with no data from any active flow.
         if e.active_arrivals == 0 && !self.active.is_empty() {
             self.idle_epochs += 1;
@@ -374,7 +491,7 @@ impl Receiver {
             self.idle_loss(ctx, st, out);
         }
         let peer = e.peer;
-        self.epoch = Epoch { number: self.epoch.number, peer, ..Epoch::default() };
+        self.epoch = Epoch { number: e.number, peer, ..Epoch::default() };
         // The next epoch's ack goes to the same sender if its flow is still here, else to
         // the first active flow.
         let live = |r: &Receiver, m: &MsgRef| {
@@ -395,16 +512,30 @@ impl Receiver {
         self.drive(ctx, None, st, out);
     }
 
+    /// The epoch's end for every flow's own D (`d_scope = "flow"`): the same rules as the
+    /// receiver's D over the flow's own packets, and the floor at every end (a flow that
+    /// got no packet this epoch is still driven next epoch).
+    fn close_flow_epochs(&mut self, ctx: &Ctx, number: u32) {
+        for k in 0..self.active.len() + self.paused.len() {
+            let idx = if k < self.active.len() { self.active[k] } else { self.paused[k - self.active.len()] };
+            let f = self.flows.get_mut(idx).expect("listed flows are live");
+            if !f.in_first_phase(number) && f.marks == 0 && f.arrivals > 0 {
+                f.d += 1;
+            }
+            let half = ctx.cfg.mark_rounding.half(f.marks);
+            f.d = f.d.saturating_sub(half).max(ctx.cfg.d_min_packets);
+            f.marks = 0;
+            f.arrivals = 0;
+        }
+    }
+
     fn idle_loss(&mut self, ctx: &Ctx, st: &mut PoloStats, out: &mut Actions) {
         let missing: u32 = self.active.iter().filter(|&&i| self.flows.get(i).is_some_and(|f| f.n_got < f.requested)).count() as u32;
         if missing == 0 {
             return;
         }
-        // xorshift64: a random active flow, deterministic per host.
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        let pick = (self.rng % u64::from(missing)) as usize;
+        // A random active flow, drawn from the run's seed.
+        let pick = self.rng.below(u64::from(missing)) as usize;
         let idx = *self.active.iter().filter(|&&i| self.flows.get(i).is_some_and(|f| f.n_got < f.requested)).nth(pick).expect("counted");
         let f = self.flows.get(idx).expect("live");
         let Some(first) = f.first_missing(f.requested) else { return };
