@@ -212,7 +212,11 @@ pub enum EcnConfig {
     /// `threshold_packets` frames, the arriving one included (the Polo slides' "ECN
     /// threshold is 5", a queue length in packets as commodity switches can count it).
     StepPackets {
+        /// Marking threshold in frames of the port's queue at the frame's priority, the
+        /// frame being judged included (any size counts as one). Required.
         threshold_packets: u32,
+        /// Judge the frame when it leaves the queue (the queue's frames then) rather than
+        /// when it arrives. Default false (at enqueue).
         #[serde(default)]
         at_dequeue: bool,
     },
