@@ -120,7 +120,8 @@ def run(ctx: Context) -> str:
                 "trims": int(g["trims"].sum()), "ctl": float(g["control_share"].mean()), "resends": int(g["resends"].sum()),
                 "timeouts": int(g["timeouts"].sum()), "pauses": int(g["pause_frames"].sum()), "marks": int(g["ecn_marks"].sum()),
                 "hdrop": int(g["headroom_drops"].sum()), "sfc": int(g["sfc_signals"].sum()),
-                "lost": int(g["messages_lost"].sum()), "dp": int(g["drops_port_limit"].sum()), "xout": int(g["pl2_inter_out"].sum())}
+                "lost": int(g["messages_lost"].sum()), "dp": int(g["drops_port_limit"].sum()), "xout": int(g["pl2_inter_out"].sum()),
+                "xin": int(g["pl2_inter_in"].sum())}
 
     head = ["senders", "design", "goodput Mbps (rounds done)", "p99 FCT µs", "unfinished flows", "background delivered",
             "max queue KB", "drops", "T-rule drops / trims", "control share", "ECN marks", "resends / timeouts", "PFC pauses"]
@@ -246,18 +247,25 @@ def _claims_and_why(ctx: Context, ns: list[int], ds: list[str], A) -> list[str]:
             continue
         lines.append(
             f"- PL2 across the core, {n} senders. Share 10 % (the default): {p10['rounds']} rounds, {p10['good']:.0f} Mbps, "
-            f"{C.facts('PL2', _as_facts(p10))}; {p10['xout']} frames booked through s0's uplink. Dequeue + improved: "
+            f"{C.facts('PL2', _as_facts(p10))}; of {p10['xout']} frames booked through s0's uplink {p10['xout'] - p10['xin']} never "
+            "reached s1 (lost at s0's uplink port, the only queue between the two ToRs). Dequeue + improved: "
             f"{dq10['rounds']} rounds, {C.facts('PL2', _as_facts(dq10))}. Share 20 %: {p20['rounds']} rounds, {p20['good']:.0f} Mbps, "
             f"{C.facts('PL2', _as_facts(p20))}; dequeue + improved with it: {dq['rounds']} rounds, {dq['good']:.0f} Mbps, "
             f"{C.facts('PL2', _as_facts(dq))}.")
     lines.append(
-        "- Why: s0's ToR books the core link as its uplink port, so PL2's own senders never overload it; but it books "
-        "it up to 1 − share of its time, and the 200 Mbps background, which no ToR schedules, needs 20 %. With the "
-        "default 10 % the link is offered 90 % + 20 % of its rate, its 86 KB port fills and drops frames, and raw "
-        "PL2 never resends a lost frame (it relies on the schedule to lose none), so every message that lost one "
-        "stays unfinished and the barrier holds the next round. With the share at the background's 20 % the "
-        "offered load is at most the link's rate. PL2 stays lossless beside external traffic only when the share it "
-        "keeps free covers that traffic, and the share is static: it must be known in advance (§7).")
+        "- Why: s0's ToR books the core link as its uplink port up to 1 − share of its time, and the 200 Mbps "
+        "background, which no ToR schedules, needs 20 % of it. Algorithm 1 as written releases a reservation when "
+        "the frame *enters* s0, so its counters never see the uplink's queue: with the default 10 % it keeps "
+        "booking 90 % of a link the background also uses, the 86 KB port fills, frames are dropped there, and raw "
+        "PL2 never resends a lost frame (it relies on the schedule to lose none), so the round never completes. "
+        "With the share at the background's 20 % the booked and the unbooked load fit the link and Algorithm 1 is "
+        "lossless. Decrementing at dequeue (`PL2 deq+imp`) releases a reservation when the frame *leaves* the "
+        "uplink's queue, so the link time the background takes delays the releases and with them the next "
+        "grants: the schedule follows the link's actual drain, and even the 10 % share loses nothing (queues in "
+        "the rows above). So PL2 survives a congested core when its counters see the congested port's queue (the "
+        "core link is its own ToR's uplink here, and the decrement is at dequeue) or when the static share covers "
+        "the unscheduled traffic, which must be known in advance (§7); a congested link further away, which no "
+        "ToR schedules, would have neither.")
     return lines
 
 

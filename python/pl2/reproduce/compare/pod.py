@@ -143,8 +143,9 @@ def _pl2_across(st: dict, A) -> list[str]:
                 continue
             label = "60-to-1 incast" if k[0] == "incast" else f"{k[1].upper()} {k[2]:.0%}"
             parts.append(f"{label}: {a['xout']:,} frames left their rack through a leaf's booked uplinks and "
-                         f"{a['xin']:,} entered a rack unscheduled; {a['drops']} buffer drops, max switch queue "
-                         f"{a['q'] / 1000:.0f} KB, {a['lost']} messages lost a frame that raw PL2 never resends, "
+                         f"{a['xin']:,} entered their destination rack unscheduled ({a['xout'] - a['xin']} lost between "
+                         f"the ToRs); {a['drops']} buffer drops, max queue {a['q_host'] / 1000:.0f} KB at a port to a host "
+                         f"and {a['q_fabric'] / 1000:.0f} KB at a port between switches, {a['lost']} messages lost a frame that raw PL2 never resends, "
                          f"{a['unfinished']} of {a['n']} measured messages unfinished")
         if parts:
             out.append(f"- **{d}** (sums over seeds): " + "; ".join(parts) + ".")
@@ -154,9 +155,11 @@ def _pl2_across(st: dict, A) -> list[str]:
             "- In the 60-to-1 incast 48 of the 60 senders are in other racks. Their leaves book only their own uplinks, "
             "so 48 × 100 KB reach h0's leaf through the spines at up to 800 Gbps, uncoordinated with each other and "
             "with the 12 local senders, whom h0's leaf schedules into 90 % of h0's downlink: the external 10 % "
-            "cannot hold them, and they queue at h0's downlink "
-            f"(largest switch queue {inc['q'] / 1000:.0f} KB" + (f", {inc['drops']} frames dropped" if inc["drops"] else ", no drop") + "). "
-            "This is §7's stated limit: traffic into a rack is not coordinated with other racks' traffic to it.")
+            f"cannot hold them. They queue at the spines' ports into h0's leaf (up to {inc['q_fabric'] / 1000:.0f} KB) "
+            f"and at h0's downlink (up to {inc['q_host'] / 1000:.0f} KB)" + (f", {inc['drops']} frames dropped" if inc["drops"] else
+            ", no drop: the 12 MiB shared buffer holds the 4.8 MB they bring") + ". This is §7's stated limit: traffic "
+            "into a rack is not coordinated with other racks' traffic to it; the leaf's schedule stays exact, but its "
+            "frames wait behind the external ones in the same queue.")
     return out
 
 

@@ -131,8 +131,8 @@ impl StatsSection for Pl2Stats {
         }
         if self.inter_rack_in_frames > 0 {
             out.push(format!(
-                "PL2 lost {lost} frames to full buffers while {} scheduled frames entered racks from other racks: no ToR coordinates them with its own schedule (§7), they have only the external share of each downlink (external_share_ppm), and where they exceed it they queue behind the schedule and, the buffer full, are dropped.",
-                self.inter_rack_in_frames
+                "PL2 lost {lost} frames to full buffers in a run where {} scheduled frames left their rack and {} entered another (the difference was lost between the ToRs): a ToR schedules its uplinks for its own senders only, so unscheduled traffic on an uplink beyond the external share (external_share_ppm) overflows it, and at the destination ToR frames from other racks are coordinated with nothing (§7) and have only the share of each downlink.",
+                self.inter_rack_out_frames, self.inter_rack_in_frames
             ));
         }
         if out.is_empty() {
