@@ -124,6 +124,7 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "pl2_unsolicited": int((s.get("pl2") or {}).get("unsolicited_bursts", 0) or 0),
         "pl2_inter_out": int((s.get("pl2") or {}).get("inter_rack_out_frames", 0) or 0),
         "pl2_inter_in": int((s.get("pl2") or {}).get("inter_rack_in_frames", 0) or 0),
+        "pl2_frames": int(((s.get("pl2") or {}).get("switch") or {}).get("data_packets", 0) or 0),
     }
 
 
@@ -172,7 +173,7 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "tok_rx": tot("tokens_received"), "sfc_ps": tot("sfc_paused_ps"), "pfc_ps": tot("pfc_paused_ps"),
             "lost": tot("messages_lost"), "sim_ms": mean("sim_ms"), "dq": tot("drops_queue_limit"),
             "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes"), "bursts": tot("pl2_bursts"),
-            "unsol": tot("pl2_unsolicited"), "xout": tot("pl2_inter_out"), "xin": tot("pl2_inter_in"),
+            "unsol": tot("pl2_unsolicited"), "xout": tot("pl2_inter_out"), "xin": tot("pl2_inter_in"), "frames": tot("pl2_frames"),
             "q_host": max(r["max_queue_to_host_bytes"] for r in rs), "q_fabric": max(r["max_queue_to_switch_bytes"] for r in rs)}
 
 

@@ -273,5 +273,5 @@ def _as_facts(a: dict[str, Any]) -> dict[str, Any]:
     """The core table's aggregate in the shape `common.facts` reads."""
     return {"q": a["q"], "drops": a["drops"], "dp": 0, "dq": 0, "hdrop": a["hdrop"], "trims": a["trims"], "data_b": 0,
             "timeouts": a["timeouts"], "resends": a["resends"], "dups": 0, "tok_rx": 0, "tok_exp": 0, "bursts": 0,
-            "unsol": 0, "marks": a["marks"], "pauses": a["pauses"], "pfc_ps": 0, "sfc": a["sfc"], "sfc_ps": 0, "lost": a.get("lost", 0),
+            "unsol": 0, "marks": a["marks"], "pauses": a["pauses"], "pfc_ps": 0, "sfc": a["sfc"], "sfc_ps": 0, "lost": 0,
             "unfinished": a["unf"], "n": a["flows"]}

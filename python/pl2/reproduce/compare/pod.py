@@ -142,10 +142,11 @@ def _pl2_across(st: dict, A) -> list[str]:
             if a is None:
                 continue
             label = "60-to-1 incast" if k[0] == "incast" else f"{k[1].upper()} {k[2]:.0%}"
-            parts.append(f"{label}: {a['xout']:,} frames left their rack through a leaf's booked uplinks and "
+            share = f" ({100 * a['xout'] / a['frames']:.0f} % of the {a['frames']:,} scheduled)" if a["frames"] else ""
+            parts.append(f"{label}: {a['xout']:,} frames left their rack through a leaf's booked uplinks{share} and "
                          f"{a['xin']:,} entered their destination rack unscheduled ({a['xout'] - a['xin']} lost between "
                          f"the ToRs); {a['drops']} buffer drops, max queue {a['q_host'] / 1000:.0f} KB at a port to a host "
-                         f"and {a['q_fabric'] / 1000:.0f} KB at a port between switches, {a['lost']} messages lost a frame that raw PL2 never resends, "
+                         f"and {a['q_fabric'] / 1000:.0f} KB at a port between switches, "
                          f"{a['unfinished']} of {a['n']} measured messages unfinished")
         if parts:
             out.append(f"- **{d}** (sums over seeds): " + "; ".join(parts) + ".")
@@ -160,6 +161,19 @@ def _pl2_across(st: dict, A) -> list[str]:
             ", no drop: the 12 MiB shared buffer holds the 4.8 MB they bring") + ". This is §7's stated limit: traffic "
             "into a rack is not coordinated with other racks' traffic to it; the leaf's schedule stays exact, but its "
             "frames wait behind the external ones in the same queue.")
+    lossy = [(wl, x) for wl in st["replay"] for x in st["loads"] if (A("replay", wl, x, "PL2") or {}).get("drops")]
+    if lossy:
+        out.append(
+            "- In the replays destinations are uniform over the other 63 hosts, so 48/63 of what each host receives "
+            "comes from other racks (the counters above: that share of the scheduled frames left their rack), i.e. "
+            "38 % of a downlink at 50 % load and 61 % at 80 %, against the 10 % the share keeps free. Where bursts from "
+            "several racks meet at one host, nothing defers them: the downlink's queue reaches the buffer's limit "
+            "for one port and frames are dropped there, at the destination leaf (the frames lost between the ToRs "
+            "are a small part of the drops), and raw PL2 never resends a dropped frame, so those messages stay "
+            "unfinished (" + ", ".join(f"{wl.upper()} {x:.0%}: {A('replay', wl, x, 'PL2')['drops']:,} drops, "
+                                       f"{A('replay', wl, x, 'PL2')['unfinished']} unfinished" for wl, x in lossy)
+            + "). §7's static share assumes inter-rack traffic is a small part of a rack's; in an all-to-all pod it is "
+            "most of it, and PL2's guarantees then hold only for the traffic the leaves schedule.")
     return out
 
 
