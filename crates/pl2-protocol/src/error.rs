@@ -10,6 +10,8 @@ pub enum ConfigError {
     Invalid(&'static str),
     #[error("host {host} maps to port {port}, but the switch has {ports} ports")]
     PortOutOfRange { host: HostId, port: u32, ports: u32 },
+    #[error("port {port} is not on the switch, which has {ports} ports")]
+    NoSuchPort { port: u32, ports: u32 },
 }
 
 /// A message the state machine cannot process.

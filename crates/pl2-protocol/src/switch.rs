@@ -22,6 +22,15 @@
 //! scheme both need `max(in, out)` before either counter is updated (the talk's priority
 //! algorithm updates `in` by an amount that depends on `out` and vice versa), and the
 //! ideal mode's shared chosen slot is exactly what §4.2 says hardware cannot do.
+//!
+//! Inter-rack traffic (§7: "traffic leaving the rack using a port on the ToR is no
+//! different from intra-rack traffic; the traffic exiting will also be scheduled using
+//! the timeslot reservation scheme"): the driver maps every host outside the rack to
+//! one port standing for the ToR's uplinks ([`Scheduler::set_port_rate`] gives it their
+//! summed rate), so an RSV to a remote host reserves `in[src]` and `out[uplink]` like
+//! any other. Frames entering the rack from outside were reserved by no one here and
+//! must not be handed to [`Scheduler::on_data_ingress`]: the driver forwards them
+//! unscheduled, into the share of each downlink `external_share_ppm` keeps free.
 
 mod config;
 mod ledger;
@@ -103,6 +112,9 @@ pub struct Scheduler {
     cfg: SchedulerConfig,
     host_port: Vec<u32>,
     units: SlotUnits,
+    /// Units one packet reserves on each port (`share.rs`): one packet's worth at the
+    /// slot's rate, less on a faster port (the uplink, [`Scheduler::set_port_rate`]).
+    packet_units: Vec<u64>,
     /// Faithful: `inReservation`, the backlog of granted, not yet arrived packets per input
     /// port, in units (`share.rs`). Ideal: the next free slot of each input port on the
     /// switch clock, in units.
@@ -139,8 +151,10 @@ impl Scheduler {
             }
         }
         let n = ports as usize;
+        let units = SlotUnits::new(cfg.external_share_ppm);
         Ok(Scheduler {
-            units: SlotUnits::new(cfg.external_share_ppm),
+            packet_units: vec![units.packets(1); n],
+            units,
             ledger: Ledger::new(cfg.ledger_bursts_per_host),
             cfg,
             host_port,
@@ -164,6 +178,29 @@ impl Scheduler {
             .get(host as usize)
             .copied()
             .ok_or(ProtocolError::UnknownHost(host))
+    }
+
+    /// Declares that port `port` runs at `port_bps` while a slot is one packet at
+    /// `slot_bps` (§7: the ToR's uplinks as one output port of their summed rate). A
+    /// packet then reserves `slot_bps / port_bps` of a slot there, so bursts to other
+    /// racks are spread over the uplinks' capacity, not over one host link's. The input
+    /// direction of the port is never reserved (frames entering the rack are not
+    /// scheduled here).
+    pub fn set_port_rate(
+        &mut self,
+        port: u32,
+        port_bps: u64,
+        slot_bps: u64,
+    ) -> Result<(), ConfigError> {
+        let ports = self.packet_units.len() as u32;
+        if port >= ports {
+            return Err(ConfigError::NoSuchPort { port, ports });
+        }
+        if port_bps == 0 || slot_bps == 0 {
+            return Err(ConfigError::Invalid("port and slot rates must be positive"));
+        }
+        self.packet_units[port as usize] = self.units.packet_at_rate(port_bps, slot_bps);
+        Ok(())
     }
 
     /// Slots reserved ahead on input port `port` (faithful: `inReservation[port]`; ideal:
@@ -198,12 +235,15 @@ impl Scheduler {
             .to_slots_ceil(self.backlog_units(now_ps, Dir::Out, dp));
         let backlog_slots = in_slots.max(out_slots);
         let granted = self.grant_size(rsv, demand, backlog_slots);
-        let reserve = self.units.packets(u64::from(granted));
+        let (reserve_in, reserve_out) = (
+            u64::from(granted) * self.packet_units[sp],
+            u64::from(granted) * self.packet_units[dp],
+        );
         let (send_slots, recv_slots) = match self.cfg.mode {
             SwitchMode::Faithful => {
                 // Lines 8-9 and 10-11: one read-modify-write on each counter.
-                self.in_units[sp] += reserve;
-                self.out_units[dp] += reserve;
+                self.in_units[sp] += reserve_in;
+                self.out_units[dp] += reserve_out;
                 (in_slots, out_slots)
             }
             SwitchMode::Ideal { lead_slots } => {
@@ -211,8 +251,8 @@ impl Scheduler {
                 let earliest = self.units.slots(now_slot + lead_slots);
                 let chosen = earliest.max(self.in_units[sp]).max(self.out_units[dp]);
                 if granted > 0 {
-                    self.in_units[sp] = chosen + reserve;
-                    self.out_units[dp] = chosen + reserve;
+                    self.in_units[sp] = chosen + reserve_in;
+                    self.out_units[dp] = chosen + reserve_out;
                 }
                 let rel = self
                     .units
@@ -297,9 +337,9 @@ impl Scheduler {
         self.stats.cancels += 1;
         self.stats.cancelled_packets += u64::from(c.packets);
         if self.cfg.mode == SwitchMode::Faithful {
-            let n = self.units.packets(u64::from(c.packets));
-            self.in_units[sp] = self.in_units[sp].saturating_sub(n);
-            self.out_units[dp] = self.out_units[dp].saturating_sub(n);
+            let n = u64::from(c.packets);
+            self.in_units[sp] = self.in_units[sp].saturating_sub(n * self.packet_units[sp]);
+            self.out_units[dp] = self.out_units[dp].saturating_sub(n * self.packet_units[dp]);
         }
         Ok(())
     }
@@ -389,8 +429,8 @@ impl Scheduler {
             }
             self.stats.counter_drift_packets += 1;
         }
-        let one = self.units.packets(1);
         for (counter, port) in [(&mut self.in_units, sp), (&mut self.out_units, dp)] {
+            let one = self.packet_units[port];
             if counter[port] < one {
                 self.stats.decrement_saturations += 1;
             }

@@ -21,6 +21,7 @@ mod model {
     mod sfc;
     mod pl2;
     mod pl2_features;
+    mod pl2_racks;
     mod phost;
     mod polo;
     mod raw_loss;

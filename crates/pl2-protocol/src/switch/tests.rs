@@ -494,3 +494,116 @@ fn bypassing_unsolicited_packets_releases_only_at_the_resend() {
     assert_eq!(s.out_backlog_slots(0, 1), 8);
     assert_eq!(s.in_backlog_slots(0, 0), 4);
 }
+
+/// §7 on a ToR of 2 hosts (ports 0, 1) whose uplinks, 8 × 100G, are port 2, where hosts
+/// 2 and 3 of another rack map: slots are 100G packets, so a packet reserves 1/8 slot
+/// on the uplink.
+fn rack_with_uplink(cfg: SchedulerConfig) -> Scheduler {
+    let mut s = Scheduler::new(cfg, vec![0, 1, 2, 2], 3).unwrap();
+    s.set_port_rate(2, 800_000_000_000, 100_000_000_000)
+        .unwrap();
+    s
+}
+
+#[test]
+fn a_remote_burst_reserves_its_input_port_and_the_uplink() {
+    let mut s = rack_with_uplink(SchedulerConfig::default());
+    // h0 → h2 (other rack), 4 packets: in[0] gets 4 slots, the uplink half a slot.
+    let g = grant(&mut s, 0, &rsv(0, 2, 0, 4));
+    assert_eq!(
+        (
+            g.send_timeslot_slots,
+            g.recv_timeslot_slots,
+            g.granted_packets
+        ),
+        (0, 0, 4)
+    );
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 2)),
+        (4, 1)
+    );
+    // h1 → h3: its input port is free; the uplink's half slot rounds up to one.
+    let g = grant(&mut s, 0, &rsv(1, 3, 0, 4));
+    assert_eq!((g.send_timeslot_slots, g.recv_timeslot_slots), (0, 1));
+    // Eight bursts of 4 from the two hosts fill exactly 4 uplink slots (32 / 8)...
+    for b in 1..4 {
+        grant(&mut s, 0, &rsv(0, 2, b, 4));
+        grant(&mut s, 0, &rsv(1, 3, b, 4));
+    }
+    assert_eq!(s.out_backlog_slots(0, 2), 4);
+    // ... and the same input ports' 16 packets each.
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.in_backlog_slots(0, 1)),
+        (16, 16)
+    );
+    // A local burst h1 → h0 does not see the uplink: out[0] is empty, in[1] is 16.
+    let g = grant(&mut s, 0, &rsv(1, 0, 9, 1));
+    assert_eq!((g.send_timeslot_slots, g.recv_timeslot_slots), (16, 0));
+    // Every packet's arrival drains the counters to exactly zero, without saturation.
+    for b in 0..4 {
+        for _ in 0..4 {
+            s.on_data_ingress(0, &data(0, 2, b, false)).unwrap();
+            s.on_data_ingress(0, &data(1, 3, b, false)).unwrap();
+        }
+    }
+    s.on_data_ingress(0, &data(1, 0, 9, false)).unwrap();
+    for port in 0..3 {
+        assert_eq!(
+            (s.in_backlog_slots(0, port), s.out_backlog_slots(0, port)),
+            (0, 0),
+            "port {port}"
+        );
+    }
+    assert_eq!(s.stats().decrement_saturations, 0);
+    // A cancel releases the uplink at its own rate too.
+    grant(&mut s, 0, &rsv(0, 2, 10, 4));
+    s.on_cancel(
+        0,
+        &Cancel {
+            src: 0,
+            dst: 2,
+            packets: 4,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        (s.in_backlog_slots(0, 0), s.out_backlog_slots(0, 2)),
+        (0, 0)
+    );
+    assert_eq!(
+        s.set_port_rate(3, 1, 1),
+        Err(ConfigError::NoSuchPort { port: 3, ports: 3 })
+    );
+}
+
+/// The share inflates the uplink's reservations as every port's: 72 packets on an 8 ×
+/// 100G uplink are 9 slots without a share and exactly 10 with 10% kept.
+#[test]
+fn the_external_share_inflates_the_uplink_too() {
+    for (share, slots) in [(0, 9), (100_000, 10)] {
+        let mut s = rack_with_uplink(SchedulerConfig {
+            external_share_ppm: share,
+            ..Default::default()
+        });
+        for b in 0..18 {
+            grant(&mut s, 0, &rsv(b % 2, 2 + b % 2, b, 4));
+        }
+        assert_eq!(s.out_backlog_slots(0, 2), slots, "share {share}");
+    }
+}
+
+/// The ideal mode books the uplink's next free slot at its own rate: two bursts of 4 on
+/// an 8 × 100G uplink share one slot.
+#[test]
+fn the_ideal_mode_books_the_uplink_at_its_rate() {
+    let mut s = rack_with_uplink(SchedulerConfig {
+        mode: SwitchMode::Ideal { lead_slots: 2 },
+        ..Default::default()
+    });
+    let a = grant(&mut s, 0, &rsv(0, 2, 0, 4));
+    let b = grant(&mut s, 0, &rsv(1, 3, 0, 4));
+    // Both at the lead: the uplink's next free point after the first is 2.5 slots, and
+    // h1's input is free at 2, so the second is chosen at 2.5, reported as 3 (rounded up).
+    assert_eq!((a.send_timeslot_slots, b.send_timeslot_slots), (2, 3));
+    assert_eq!(s.out_backlog_slots(0, 2), 3);
+}

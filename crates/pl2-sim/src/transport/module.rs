@@ -28,10 +28,11 @@ pub trait Transport {
     fn l4(cfg: &Self::Config) -> L4Headers;
     /// Its instance on the host `at` describes.
     fn host(cfg: &Self::Config, at: &HostSite<'_>) -> Result<Self::Host, BuildError>;
-    /// Its switch-side half, if the run needs one: a program for one switch, given every
-    /// transport of the run (a module may serve several of them). Default: none.
-    fn install(_cfgs: &[TransportConfig], _net: &NetSite<'_>) -> Result<Option<Installed>, BuildError> {
-        Ok(None)
+    /// Its switch-side half, if the run needs one: programs for some switches (one each),
+    /// given every transport of the run (a module may serve several of them). Default:
+    /// none.
+    fn install(_cfgs: &[TransportConfig], _net: &NetSite<'_>) -> Result<Vec<Installed>, BuildError> {
+        Ok(Vec::new())
     }
     /// Adds a host instance's counters to the run's. Default: nothing to report.
     fn report(_host: &Self::Host, _stats: &mut ModuleStats) {}

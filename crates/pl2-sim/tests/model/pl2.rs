@@ -295,11 +295,11 @@ fn testbed_idle_rsv_grt_exchange_matches_the_paper() {
 }
 
 #[test]
-fn pl2_outside_a_single_rack_is_refused() {
+fn pl2_where_the_racks_are_not_given_is_refused() {
     let mut net = NetworkConfig::default();
-    net.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 2, uplink: Default::default() };
+    net.topology = TopologyConfig::FatTree { k: 4 };
     let mut sp = spec(net, vec![]);
     pl2(&mut sp, Pl2Config::default());
     let e = Simulation::new(sp).err().expect("refused").to_string();
-    assert!(e.contains("single rack") && e.contains("future work"), "{e}");
+    assert!(e.contains("leaf_spine") && e.contains("fat tree"), "{e}");
 }

@@ -274,7 +274,7 @@ fn no_false_cancels_at_400_percent() {
 #[test]
 fn inter_rack_share_absorbs_external_traffic_at_the_share() {
     let one = |share: u32, rate_g: u64| {
-        let cfg = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, low_load: false, external_share_ppm: share, ..Pl2Config::default() };
+        let cfg = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, low_load: false, external_share_ppm: Some(share), ..Pl2Config::default() };
         let mut sp = with(testbed(3, 4, false), cfg);
         sp.persistent = incast_streams(2, 4);
         if rate_g != 100 {
@@ -310,7 +310,7 @@ fn inter_rack_share_absorbs_external_traffic_at_the_share() {
 fn inter_rack_share_absorbs_packet_level_external_traffic_at_the_share() {
     use pl2_sim::transport::raw::RawConfig;
     let one = |share_of_wire: f64| {
-        let cfg = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, low_load: false, external_share_ppm: 100_000, ..Pl2Config::default() };
+        let cfg = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, low_load: false, external_share_ppm: Some(100_000), ..Pl2Config::default() };
         let mut sp = with(testbed(4, 4, false), cfg);
         sp.transports = vec![TransportConfig::Raw(RawConfig::default())];
         sp.persistent = incast_streams(2, 4);

@@ -246,13 +246,10 @@ fn build_error(net: NetworkConfig, cfg: TcpConfig) -> (String, String) {
 
 #[test]
 fn invalid_combinations_name_the_field_and_the_fix() {
-    let leaf_spine = NetworkConfig {
-        topology: TopologyConfig::LeafSpine { leaves: 2, spines: 1, hosts_per_leaf: 2, uplink: Default::default() },
-        ..NetworkConfig::default()
-    };
-    let (f, p) = build_error(leaf_spine, over_pl2());
+    let fat_tree = NetworkConfig { topology: TopologyConfig::FatTree { k: 4 }, ..NetworkConfig::default() };
+    let (f, p) = build_error(fat_tree, over_pl2());
     assert_eq!(f, "transport.scheduler");
-    assert!(p.contains("single_rack"), "{p}");
+    assert!(p.contains("single_rack") && p.contains("leaf_spine"), "{p}");
     let stray = TcpConfig { pl2: Some(Pl2Config::default()), ..TcpConfig::default() };
     let (f, p) = build_error(testbed(2, 1), stray);
     assert_eq!(f, "transport.pl2");

@@ -100,6 +100,9 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "goodput_gbps": goodput,
         "messages": m.height, "unfinished": m.height - len(lat), "latencies_us": lat,
         "max_queue_bytes": max((int(v) for k, v in queues.items() if k.startswith("s")), default=0),
+        # Where it was: a switch's port to a host, or to another switch ("s0->h0", "s4->s0").
+        "max_queue_to_host_bytes": max((int(v) for k, v in queues.items() if k.startswith("s") and "->h" in k), default=0),
+        "max_queue_to_switch_bytes": max((int(v) for k, v in queues.items() if k.startswith("s") and "->s" in k), default=0),
         "buffer_drops": int(sum(v for k, v in drops.items() if k != "program" and isinstance(v, (int, float)))),
         "program_drops": int(drops.get("program", 0) or 0),
         "trims": int(c.get("trims", 0) or 0),
@@ -119,6 +122,9 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "data_wire_bytes": data,
         "pl2_bursts": int((s.get("pl2") or {}).get("bursts", 0) or 0),
         "pl2_unsolicited": int((s.get("pl2") or {}).get("unsolicited_bursts", 0) or 0),
+        "pl2_inter_out": int((s.get("pl2") or {}).get("inter_rack_out_frames", 0) or 0),
+        "pl2_inter_in": int((s.get("pl2") or {}).get("inter_rack_in_frames", 0) or 0),
+        "pl2_frames": int(((s.get("pl2") or {}).get("switch") or {}).get("data_packets", 0) or 0),
     }
 
 
@@ -167,7 +173,8 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "tok_rx": tot("tokens_received"), "sfc_ps": tot("sfc_paused_ps"), "pfc_ps": tot("pfc_paused_ps"),
             "lost": tot("messages_lost"), "sim_ms": mean("sim_ms"), "dq": tot("drops_queue_limit"),
             "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes"), "bursts": tot("pl2_bursts"),
-            "unsol": tot("pl2_unsolicited")}
+            "unsol": tot("pl2_unsolicited"), "xout": tot("pl2_inter_out"), "xin": tot("pl2_inter_in"), "frames": tot("pl2_frames"),
+            "q_host": max(r["max_queue_to_host_bytes"] for r in rs), "q_fabric": max(r["max_queue_to_switch_bytes"] for r in rs)}
 
 
 def us(x: float | None) -> str:

@@ -81,8 +81,11 @@ pub struct Pl2Config {
     /// (§4.5). Default false.
     pub grt_copy_to_receiver: bool,
     /// Share of every port kept for external (inter-rack) traffic, parts per million
-    /// (§7). Default 0.
-    pub external_share_ppm: u32,
+    /// (§7): every reservation counts 1 / (1 − share) slots, so the frames entering the
+    /// rack unscheduled have that share of each downlink. Below 1,000,000. Default: §7's
+    /// example, 10% (100,000), on a network of several racks; 0 in a single rack (no
+    /// external traffic reaches it).
+    pub external_share_ppm: Option<u32>,
     /// What a timeslot is the transmission time of: `full_frame_wire` (default, an MTU
     /// frame with all wire overhead: 123.36 ns at 100G) or `mtu_over_line_rate` (120 ns).
     pub timeslot: Pl2Timeslot,
@@ -114,7 +117,7 @@ impl Default for Pl2Config {
             priority_t1: 64,
             priority_t2: 128,
             grt_copy_to_receiver: false,
-            external_share_ppm: 0,
+            external_share_ppm: None,
             timeslot: Pl2Timeslot::FullFrameWire,
             retry_timeout: Duration::from_us(100),
         }
@@ -281,8 +284,17 @@ impl Pl2Config {
         }
     }
 
-    /// `lead_slots` is used in ideal mode only.
-    pub fn scheduler(&self, slot_ps: u64, lead_slots: u64) -> SchedulerConfig {
+    /// §7's example share, kept by default when the network has several racks.
+    pub const MULTI_RACK_SHARE_PPM: u32 = 100_000;
+
+    /// The share in force: the configured one, else [`Self::MULTI_RACK_SHARE_PPM`] on a
+    /// network of several racks and 0 in one rack.
+    pub fn share_ppm(&self, multi_rack: bool) -> u32 {
+        self.external_share_ppm.unwrap_or(if multi_rack { Self::MULTI_RACK_SHARE_PPM } else { 0 })
+    }
+
+    /// `lead_slots` is used in ideal mode only; `multi_rack` picks the default share.
+    pub fn scheduler(&self, slot_ps: u64, lead_slots: u64, multi_rack: bool) -> SchedulerConfig {
         SchedulerConfig {
             mode: match self.switch_mode {
                 Pl2SwitchMode::Faithful => SwitchMode::Faithful,
@@ -300,7 +312,7 @@ impl Pl2Config {
             unsolicited_bypass: self.unsolicited_bypass,
             priority: self.priorities.then_some(PriorityThresholds { t1_slots: self.priority_t1, t2_slots: self.priority_t2 }),
             grt_copy_to_receiver: self.grt_copy_to_receiver,
-            external_share_ppm: self.external_share_ppm,
+            external_share_ppm: self.share_ppm(multi_rack),
             slot_ps,
             ..SchedulerConfig::default()
         }
@@ -318,7 +330,10 @@ mod tests {
         let s = c.sender(3, 1500, 123_360);
         let d = SenderConfig::default();
         assert_eq!(s, SenderConfig { host: 3, ..d });
-        assert_eq!(c.scheduler(123_360, 0), SchedulerConfig::default());
+        assert_eq!(c.scheduler(123_360, 0, false), SchedulerConfig::default());
+        assert_eq!(c.scheduler(123_360, 0, true).external_share_ppm, 100_000);
+        let set = Pl2Config { external_share_ppm: Some(0), ..c.clone() };
+        assert_eq!(set.scheduler(123_360, 0, true).external_share_ppm, 0);
         assert!(Pl2Config { k: 65, ..c.clone() }.validate().is_err());
     }
 
@@ -326,7 +341,7 @@ mod tests {
     fn the_zero_loss_hypotheses_need_the_faithful_switch() {
         let c = Pl2Config { unsolicited_bypass: true, suppress_excess_decrements: true, ..Default::default() };
         c.validate().unwrap();
-        let s = c.scheduler(123_360, 0);
+        let s = c.scheduler(123_360, 0, false);
         assert!(s.unsolicited_bypass && s.suppress_excess_decrements);
         let e = Pl2Config { switch_mode: Pl2SwitchMode::Ideal, unsolicited_bypass: true, ..Default::default() }.validate().unwrap_err();
         assert!(e.contains("unsolicited_bypass") && e.contains("faithful"), "{e}");

@@ -1,13 +1,22 @@
 //! PL2 installs itself: when any transport of the run uses PL2 (PL2 itself, or TCP with
-//! `scheduler = "pl2"`), the ToR (switch 0 of a single rack) runs one [`Pl2Switch`]
-//! shared by all of them, so they must configure it alike; each tags its scheduled
-//! frames in its own layout ([`TagLayout`]). The scheduler's timeslot and ideal-mode lead
-//! come from the built network.
+//! `scheduler = "pl2"`), every ToR runs one [`Pl2Switch`] shared by all of them, so they
+//! must configure it alike; each tags its scheduled frames in its own layout
+//! ([`TagLayout`]). The scheduler's timeslot and ideal-mode lead come from the built
+//! network.
+//!
+//! Racks (§7): a single rack's ToR is switch 0; a dumbbell's two switches, a
+//! leaf–spine's leaves and a three-tier network's ToRs are racks of consecutive hosts
+//! (the topologies' own numbering), each ToR's uplinks one port of their summed rate
+//! (dumbbell: the bottleneck; leaf–spine: spines × uplink; three-tier: aggregation
+//! switches per pod × ToR uplink). In a custom graph every switch with hosts on it is
+//! their ToR, its links to other switches its uplinks. With several racks the external
+//! share defaults to §7's 10%. A fat tree is refused (its edge switches' numbering is
+//! the graph builder's, not given here).
 
 use super::config::Pl2Config;
-use super::switch::Pl2Switch;
+use super::switch::{Pl2Switch, Rack};
 use super::wire::TagLayout;
-use crate::config::TopologyConfig;
+use crate::config::{CustomLink, TopologyConfig};
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
 use crate::packet::MAX_TRANSPORTS;
@@ -17,7 +26,7 @@ use pl2_protocol::switch::SchedulerConfig;
 use pl2_protocol::timeslot::{lead_slots, timeslot_ps};
 
 /// The ToR's scheduler, if any transport of `cfgs` uses PL2.
-pub(super) fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Option<Installed>, BuildError> {
+pub(super) fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Vec<Installed>, BuildError> {
     let mut layouts = [TagLayout::Raw; MAX_TRANSPORTS];
     let mut first: Option<(Pl2Config, String)> = None;
     for (t, cfg) in cfgs.iter().enumerate() {
@@ -33,7 +42,7 @@ pub(super) fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Opt
         match &first {
             None => first = Some((c, field)),
             Some((c0, f0)) => {
-                let (a, b) = (scheduler_config(c0, net), scheduler_config(&c, net));
+                let (a, b) = (scheduler_config(c0, net, false), scheduler_config(&c, net, false));
                 if a != b {
                     return Err(invalid(
                         field,
@@ -43,25 +52,84 @@ pub(super) fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Opt
             }
         }
     }
-    let Some((c, field)) = first else { return Ok(None) };
-    let TopologyConfig::SingleRack { hosts, breakout } = net.net.topology else {
+    let Some((c, field)) = first else { return Ok(Vec::new()) };
+    let Some(racks) = racks(net) else {
         return Err(invalid(
             field,
-            "PL2 runs in a single rack (network.topology kind = \"single_rack\"): its ToR schedules every host port; inter-rack PL2 (§7) is future work",
+            "PL2 needs to know each rack's ToR: use network.topology kind = \"single_rack\", \"dumbbell\", \"leaf_spine\", \"three_tier\" or \"custom\" (a fat tree's racks are not given)",
         ));
     };
-    let sw = Pl2Switch::new(scheduler_config(&c, net), hosts, breakout, layouts).map_err(|e| invalid(field, e))?;
-    Ok(Some(Installed { switch: 0, program: SwitchProgram::Pl2(Box::new(sw)) }))
+    let cfg = scheduler_config(&c, net, racks.len() > 1);
+    racks
+        .into_iter()
+        .map(|(switch, rack)| {
+            let sw = Pl2Switch::new(cfg.clone(), rack, layouts).map_err(|e| invalid(field.clone(), e))?;
+            Ok(Installed { switch, program: SwitchProgram::Pl2(Box::new(sw)) })
+        })
+        .collect()
 }
 
-/// The ToR scheduler's settings for the PL2 configuration `c`.
-fn scheduler_config(c: &Pl2Config, net: &NetSite<'_>) -> SchedulerConfig {
+/// Each rack's ToR (switch index) and hosts, by the topology's numbering; `None` where
+/// the topology does not say which switch is a host's ToR.
+fn racks(net: &NetSite<'_>) -> Option<Vec<(u32, Rack)>> {
+    let slot_bps = net.host_uplink.rate.0;
+    let many = |n: u32, per: u32, uplink_bps: u64| {
+        (0..n).map(|i| (i, Rack { hosts: n * per, local: (i * per..(i + 1) * per).collect(), breakout: 1, uplink_bps: Some(uplink_bps), slot_bps })).collect()
+    };
+    Some(match &net.net.topology {
+        TopologyConfig::SingleRack { hosts, breakout } => {
+            vec![(0, Rack { hosts: *hosts, local: (0..*hosts).collect(), breakout: *breakout, uplink_bps: None, slot_bps })]
+        }
+        TopologyConfig::Custom { hosts, switches, links } => custom_racks(*hosts, *switches, links, net.net.link.rate.0, slot_bps)?,
+        TopologyConfig::Dumbbell { hosts_per_side, bottleneck } => many(2, *hosts_per_side, bottleneck.rate.0),
+        TopologyConfig::LeafSpine { leaves, spines, hosts_per_leaf, uplink } => many(*leaves, *hosts_per_leaf, u64::from(*spines) * uplink.rate.0),
+        TopologyConfig::ThreeTier { pods, tors_per_pod, aggs_per_pod, hosts_per_tor, tor_uplink, .. } => {
+            let rate = tor_uplink.as_ref().map_or(net.net.link.rate.0, |l| l.rate.0);
+            many(pods * tors_per_pod, *hosts_per_tor, u64::from(*aggs_per_pod) * rate)
+        }
+        _ => return None,
+    })
+}
+
+/// A custom graph's racks: each switch with hosts on it, in switch order, with the
+/// summed rate of its links to other switches as its uplinks (`None` if it has none).
+fn custom_racks(hosts: u32, switches: u32, links: &[CustomLink], default_bps: u64, slot_bps: u64) -> Option<Vec<(u32, Rack)>> {
+    let node = |s: &str| -> Option<(bool, u32)> {
+        let (kind, i) = s.split_at(1);
+        Some((kind == "h", i.parse().ok()?))
+    };
+    let mut tor = vec![None; hosts as usize];
+    let mut up = vec![0u64; switches as usize];
+    for l in links {
+        let rate = l.rate.map_or(default_bps, |r| r.0);
+        match (node(&l.a)?, node(&l.b)?) {
+            ((true, h), (false, s)) | ((false, s), (true, h)) => *tor.get_mut(h as usize)? = Some(s),
+            ((false, a), (false, b)) => {
+                *up.get_mut(a as usize)? += rate;
+                *up.get_mut(b as usize)? += rate;
+            }
+            _ => return None,
+        }
+    }
+    let racks = (0..switches)
+        .filter_map(|s| {
+            let local: Vec<u32> = (0..hosts).filter(|&h| tor[h as usize] == Some(s)).collect();
+            let uplink_bps = Some(up[s as usize]).filter(|&r| r > 0);
+            (!local.is_empty()).then_some((s, Rack { hosts, local, breakout: 1, uplink_bps, slot_bps }))
+        })
+        .collect();
+    Some(racks)
+}
+
+/// The ToR scheduler's settings for the PL2 configuration `c` (`multi_rack`: the
+/// default external share is §7's).
+fn scheduler_config(c: &Pl2Config, net: &NetSite<'_>, multi_rack: bool) -> SchedulerConfig {
     let slot_ps = slot_ps(c, net);
     let lead_ps = match c.ideal_lead {
         Some(d) => d.0,
         None => min_rsv_grt_ps(net),
     };
-    c.scheduler(slot_ps, lead_slots(lead_ps, slot_ps))
+    c.scheduler(slot_ps, lead_slots(lead_ps, slot_ps), multi_rack)
 }
 
 /// The PL2 timeslot: an MTU frame (per the configured definition) at a host link's rate.

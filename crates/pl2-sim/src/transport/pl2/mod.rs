@@ -14,8 +14,11 @@
 //! Counters: [`Pl2Stats`], summary key `pl2` (the ToR's program, PL2 hosts, and the PL2
 //! layer of TCP over PL2).
 //!
-//! Scope: one rack (the ToR schedules every host's ports); inter-rack PL2 (§7) is future
-//! work and other topologies are rejected at build time.
+//! Scope: a single rack, or several racks joined by a fabric (dumbbell, leaf–spine,
+//! three-tier), each ToR scheduling its own hosts' ports and its uplinks as one port,
+//! frames between racks crossing the fabric unscheduled into the share of each downlink
+//! kept for them (§7; [`switch`], [`install`]). Fat trees and custom graphs are refused
+//! at build time (which switch is whose ToR is not given there).
 
 pub mod config;
 pub mod driver;
@@ -54,7 +57,7 @@ impl Transport for Pl2 {
         Ok(Box::new(t))
     }
 
-    fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Option<Installed>, BuildError> {
+    fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Vec<Installed>, BuildError> {
         install::install(cfgs, net)
     }
 
@@ -75,7 +78,13 @@ pub struct Pl2Stats {
     /// (bounded: at most `ledger_bursts_per_host` per source host, 1024 by default; a
     /// burst's row is taken over by its host's burst that many later).
     pub arrival_pending_peak: u64,
-    /// The ToR schedulers' counters, summed (one ToR in a rack): RSVs, grants, the
+    /// Scheduled frames leaving their rack (§7), counted at the source ToR as they
+    /// release its uplink reservation.
+    pub inter_rack_out_frames: u64,
+    /// Scheduled frames entering a rack from another, counted at the destination ToR,
+    /// which forwards them unscheduled into the downlink's external share (§7).
+    pub inter_rack_in_frames: u64,
+    /// The ToR schedulers' counters, summed (one ToR per rack): RSVs, grants, the
     /// unsolicited passed/dropped, and the two holes `counter_drift_packets` and
     /// `unsolicited_unrecovered_packets`/`_bursts`.
     pub switch: pl2_protocol::switch::SwitchStats,
@@ -118,6 +127,12 @@ impl StatsSection for Pl2Stats {
             out.push(format!(
                 "PL2 lost {lost} frames to full buffers while {} unsolicited packets passed the T rule: an unsolicited burst holds its reservation for well under a microsecond, so neither t at the sender nor T at the switch sees the queue such bursts build. low_load = false avoids it.",
                 sw.unsolicited_passed
+            ));
+        }
+        if self.inter_rack_in_frames > 0 {
+            out.push(format!(
+                "PL2 lost {lost} frames to full buffers in a run where {} scheduled frames left their rack and {} entered another (the difference was lost between the ToRs): a ToR schedules its uplinks for its own senders only, so unscheduled traffic on an uplink beyond the external share (external_share_ppm) overflows it, and at the destination ToR frames from other racks are coordinated with nothing (§7) and have only the share of each downlink.",
+                self.inter_rack_out_frames, self.inter_rack_in_frames
             ));
         }
         if out.is_empty() {

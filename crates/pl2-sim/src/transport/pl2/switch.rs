@@ -14,8 +14,20 @@
 //! - The tag is read in the layout the hosts use ([`TagLayout`]: PL2's own frames or TCP
 //!   segments), fixed when the program is installed.
 //!
-//! Ports: the scheduler's port of host h is its physical ToR port, h / breakout (hosts
-//! sharing a port under breakout share its counters, §4.2.1).
+//! Ports: the scheduler's port of a host of the rack is its physical ToR port, (h −
+//! first host) / breakout (hosts sharing a port under breakout share its counters,
+//! §4.2.1).
+//!
+//! Several racks (§7, "Handling inter-rack traffic"): every ToR runs its own program,
+//! which knows its own hosts ([`Rack`]). Every host of another rack maps to one more
+//! port standing for the ToR's uplinks at their summed rate, so a local sender's RSV
+//! to a remote host reserves its input port and the uplinks, and its scheduled frames
+//! release them as they enter this ToR; they then cross the fabric unscheduled. A
+//! scheduled frame whose source is in another rack was reserved by that rack's ToR, not
+//! this one: it is forwarded untouched (no T rule, no decrement, no arrival sample) and
+//! counted in `inter_rack_in_frames`. It has the share of its downlink that
+//! `external_share_ppm` keeps free; beyond that it queues (and, the buffer full, is
+//! dropped) like any unscheduled frame.
 
 use super::wire::{self, Control, TagLayout};
 use super::Pl2Stats;
@@ -69,8 +81,26 @@ impl ArrivalError {
     }
 }
 
+/// The hosts one ToR schedules, and its uplinks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rack {
+    /// Hosts in the whole network (ids `0..hosts`).
+    pub hosts: u32,
+    /// The rack's hosts, ascending: `local[i]` is on the ToR's port `i / breakout`.
+    pub local: Vec<u32>,
+    /// Hosts per physical ToR port (breakout, §4.2.1); 1 without.
+    pub breakout: u32,
+    /// The ToR's uplinks' summed rate, bits per second, with several racks; `None` in a
+    /// single rack.
+    pub uplink_bps: Option<u64>,
+    /// The rate a timeslot is one packet at (a host link's), bits per second.
+    pub slot_bps: u64,
+}
+
 pub struct Pl2Switch {
     sched: Scheduler,
+    /// Whether each host of the network is one of this ToR's (by host id).
+    local: Vec<bool>,
     /// Where the hosts' scheduled data frames carry their tag (raw PL2 or TCP over PL2),
     /// by the transport that sent them (`Packet::transport`).
     layouts: [TagLayout; MAX_TRANSPORTS],
@@ -92,18 +122,34 @@ pub struct Pl2Switch {
     pub arrival: ArrivalError,
     /// Frames naming a host the scheduler does not know (a wiring error), forwarded.
     pub unknown: u64,
+    /// Scheduled frames from this rack's hosts to other racks (released the uplink).
+    pub inter_rack_out: u64,
+    /// Scheduled frames from other racks, forwarded unscheduled (§7's external share).
+    pub inter_rack_in: u64,
 }
 
 impl Pl2Switch {
-    /// `hosts` hosts, `breakout` hosts per physical port; frames of transport `t` carry
-    /// their tag in `layouts[t]`.
-    pub fn new(cfg: SchedulerConfig, hosts: u32, breakout: u32, layouts: [TagLayout; MAX_TRANSPORTS]) -> Result<Pl2Switch, String> {
-        let b = breakout.max(1);
-        let host_port = (0..hosts).map(|h| h / b).collect();
+    /// The ToR of `rack`; frames of transport `t` carry their tag in `layouts[t]`.
+    pub fn new(cfg: SchedulerConfig, rack: Rack, layouts: [TagLayout; MAX_TRANSPORTS]) -> Result<Pl2Switch, String> {
+        let b = rack.breakout.max(1);
+        let local_ports = (rack.local.len() as u32).div_ceil(b);
+        let mut host_port = vec![local_ports; rack.hosts as usize];
+        let mut local = vec![false; rack.hosts as usize];
+        for (i, &h) in rack.local.iter().enumerate() {
+            let slot = host_port.get_mut(h as usize).ok_or_else(|| format!("host {h} of the rack is not in the network"))?;
+            *slot = i as u32 / b;
+            local[h as usize] = true;
+        }
+        let ports = local_ports + u32::from(rack.uplink_bps.is_some());
         let dequeue = cfg.decrement_at == pl2_protocol::switch::DecrementPoint::Dequeue;
         let cfg_rows = cfg.ledger_bursts_per_host.max(1);
+        let mut sched = Scheduler::new(cfg, host_port, ports).map_err(|e| e.to_string())?;
+        if let Some(up) = rack.uplink_bps {
+            sched.set_port_rate(local_ports, up, rack.slot_bps).map_err(|e| e.to_string())?;
+        }
         Ok(Pl2Switch {
-            sched: Scheduler::new(cfg, host_port, hosts.div_ceil(b)).map_err(|e| e.to_string())?,
+            sched,
+            local,
             layouts,
             acts: Vec::new(),
             dequeue,
@@ -112,7 +158,14 @@ impl Pl2Switch {
             expected_peak: 0,
             arrival: ArrivalError::default(),
             unknown: 0,
+            inter_rack_out: 0,
+            inter_rack_in: 0,
         })
+    }
+
+    /// Whether `host` is one of this ToR's.
+    fn is_local(&self, host: u32) -> bool {
+        self.local.get(host as usize).copied().unwrap_or(false)
     }
 
     pub fn stats(&self) -> &SwitchStats {
@@ -160,6 +213,11 @@ impl SwitchLogic for Pl2Switch {
     fn on_ingress(&mut self, io: &mut ProgramIo<'_>, pkt: &mut Packet) -> Verdict {
         let now = io.now.0;
         if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
+            if !self.is_local(tag.src) {
+                self.inter_rack_in += u64::from(self.is_local(tag.dst));
+                return Verdict::Forward;
+            }
+            self.inter_rack_out += u64::from(!self.is_local(tag.dst));
             if tag.index_in_burst == 0 && !tag.unsolicited {
                 if let Some(at) = self.take_expected(tag.src, tag.burst.0) {
                     let err = now as i64 - at as i64;
@@ -217,6 +275,9 @@ impl SwitchLogic for Pl2Switch {
             return;
         }
         if let Some(tag) = wire::decode_tag_in(self.layouts[pkt.transport() as usize], pkt) {
+            if !self.is_local(tag.src) {
+                return;
+            }
             if self.sched.on_data_dequeued(now.0, &tag).is_err() {
                 self.unknown += 1;
             }
@@ -229,6 +290,8 @@ impl Program for Pl2Switch {
         let st: &mut Pl2Stats = stats.pl2.get_or_insert_default();
         st.arrival_error.merge(&self.arrival);
         st.arrival_pending_peak = st.arrival_pending_peak.max(self.expected_peak as u64);
+        st.inter_rack_out_frames += self.inter_rack_out;
+        st.inter_rack_in_frames += self.inter_rack_in;
         let (a, t) = (self.stats(), &mut st.switch);
         t.rsvs += a.rsvs;
         t.grants += a.grants;
