@@ -39,6 +39,23 @@ def test_every_design_gets_the_same_network() -> None:
     assert q["header_prio"] == 1
 
 
+def test_queue_by_d_joins_each_epoch_end_with_its_window() -> None:
+    """Hand-made tables: epoch ends at 5, 12 and 25 µs with D = 8, 12, 12 fall in the 10 µs
+    windows starting at 0, 10 and 20 µs (queues 2, 9 and 11 KB); a D in another seed's
+    window, or Homa's row, must not join. D 8 is alone in the first bin (queue 2 KB,
+    excess (8 − 6) × 1626 B); D 12, 12 in the second (median queue 10 KB, excess 9756 B)."""
+    from pl2.reproduce.polo import queue
+
+    us = 1_000_000
+    dv = pl.DataFrame({"seed": [1, 1, 1, 2], "time_ps": [5 * us, 12 * us, 25 * us, 35 * us], "d": [8.0, 12.0, 12.0, 40.0]})
+    ts = pl.DataFrame({"design": ["Polo", "Polo", "Polo", "Homa", "Polo"], "seed": [1, 1, 1, 2, 1],
+                       "window_start_ps": [0, 10 * us, 20 * us, 30 * us, 30 * us],
+                       "max_queue_bytes": [2000, 9000, 11000, 50000, 70000]})
+    qd = queue.queue_by_d(dv, ts).to_dicts()
+    assert [(r["d_lo"], r["epochs"], r["d_median"], r["queue_median_bytes"], r["excess_bytes"]) for r in qd] == [
+        (1, 1, 8.0, 2000.0, 2 * 1626.0), (10, 2, 12.0, 10000.0, 6 * 1626.0)]
+
+
 @pytest.mark.real_native
 def test_polo_family_quick(tmp_path: Path) -> None:
     out = tmp_path / "r"

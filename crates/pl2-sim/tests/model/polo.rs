@@ -252,6 +252,38 @@ fn with_pause_ending_at_an_unmarked_epoch_late_flows_do_not_wait_for_the_long_on
     assert!(fin(2).max(fin(3)) < first_long, "short flows {} {} ps, first long flow {first_long} ps", fin(2), fin(3));
 }
 
+/// Finish time of the message of `size` bytes.
+fn finish_of_size(recs: &Records, size: u64) -> u64 {
+    recs.messages.iter().find(|m| m.size == size).and_then(|m| m.finish).expect("delivered").0
+}
+
+#[test]
+fn the_sending_thread_is_released_after_the_last_packet_or_at_once() {
+    // One thread sends A (3 packets) and B (2 packets) to h1 at time 0, both within the
+    // first burst. By default the thread is released when A's last packet is handed over
+    // (when A1 leaves, 25.344 µs), so B follows A: A0, adj, A1, adj, A2 leaves at
+    // 2 SER + 2 CTRL and A finishes as in the one-flow timeline. B's packets follow A2
+    // behind the first epoch's echo (the epoch ack reaches h0 at 27.788 µs, during A2)
+    // and A2's adjoint, so B1 starts at 4 SER + 5 CTRL. With `release_thread_at_once`
+    // B is queued at time 0, behind A's second packet in the round robin (A was put back
+    // in the queue when A0 went): A0, A1, B0, then the echo, B0's adjoint and A2 (from
+    // 3 SER + 4 CTRL), then A2's adjoint and B1 (from 4 SER + 5 CTRL): A finishes one
+    // packet and its adjoint later than alone, and B as before.
+    let msgs = || vec![msg(0, 0, 1, 4500), msg(0, 0, 1, 3000)];
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), msgs(), PoloConfig::default()));
+    all_delivered_once(&recs, 2);
+    assert_eq!(finish_of_size(&recs, 4500), 2 * SER + 2 * CTRL + hop2(SER));
+    assert_eq!(finish_of_size(&recs, 3000), 4 * SER + 5 * CTRL + hop2(SER));
+    assert_eq!(st.timeouts, 0);
+    let at_once = PoloConfig { release_thread_at_once: true, ..PoloConfig::default() };
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), msgs(), at_once));
+    all_delivered_once(&recs, 2);
+    assert_eq!(finish_of_size(&recs, 4500), 3 * SER + 4 * CTRL + hop2(SER));
+    assert_eq!(finish_of_size(&recs, 4500), 64_918_000);
+    assert_eq!(finish_of_size(&recs, 3000), 4 * SER + 5 * CTRL + hop2(SER));
+    assert_eq!(st.timeouts, 0);
+}
+
 fn per_flow(cfg: PoloConfig) -> PoloConfig {
     PoloConfig { d_scope: DScope::Flow, ..cfg }
 }

@@ -84,6 +84,14 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
             t0, t1 = int(it["start_ps"].min()), int(done["finish_ps"].max())
             bg = res.messages.filter((pl.col("dst") == n + 2) & (pl.col("start_ps") >= t0) & (pl.col("start_ps") < t1))
             bg_share = bg["finish_ps"].is_not_null().sum() / bg.height if bg.height else 1.0
+        # Share of the rounds' time the receiver's downlink sent nothing (every frame
+        # counts, adjoints and control included): 1 − its wire bytes over 1 Gbps × span.
+        idle: float | None = None
+        if done.height:
+            t0, t1 = int(it["start_ps"].min()), int(done["finish_ps"].max())
+            down = res.ports.filter((pl.col("node") == ("s0" if where == "edge" else "s1")) & (pl.col("peer") == f"h{recv}")
+                                    & (pl.col("window_start_ps") >= t0) & (pl.col("window_start_ps") < t1))
+            idle = 1 - float(down["tx_bytes"].sum()) * 8 / (LINK_BPS * (t1 - t0) * 1e-12)
         drops = s.get("drops") or {}
         # Unfinished flows no data packet of which (from their start on) reached the
         # receiver: a receiver-driven design cannot learn of them.
@@ -95,7 +103,7 @@ def rows(ctx: Context, js: Sequence[Job]) -> pl.DataFrame:
             "where": where, "design": design, "senders": n, "seed": job.seed,
             "rounds_done": done.height, "rounds": it.height,
             "goodput_mbps": good, "bound_mbps": goodput_bound_mbps(design, available_bps(where, 1.0 if bg_share is None else bg_share)),
-            "bg_delivered_share": bg_share if where == "core" else None,
+            "bg_delivered_share": bg_share if where == "core" else None, "receiver_link_idle": idle,
             "drops_port_limit": int(drops.get("port_limit", 0)), "drops_queue_limit": int(drops.get("queue_limit", 0)),
             "fct_p50_us": pct(lat, 0.5), "fct_p99_us": pct(lat, 0.99), "fct_max_us": max(lat) if lat else None,
             "flows": m.height, "unfinished": m.height - fin.height, "unfinished_never_heard": never,
@@ -125,6 +133,7 @@ def aggregate(df: pl.DataFrame) -> dict[tuple[str, int], dict[str, Any]]:
             "retx": int(g["retransmissions"].sum()), "aborted": int(g["aborted"].sum()),
             "q": int(g["max_queue_bytes"].max()),
             "rounds": f"{int(g['rounds_done'].sum())}/{int(g['rounds'].sum())}",
+            "idle": float(g["receiver_link_idle"].mean()) if "receiver_link_idle" in g.columns and g["receiver_link_idle"].null_count() < g.height else None,
         }
     return agg
 
@@ -197,8 +206,13 @@ def why_text(agg: dict[tuple[str, int], dict[str, Any]], designs: Sequence[str],
             f"{a['good'][0]:.0f} of {a['bound']:.0f} Mbps ({a['good'][0] / a['bound']:.0%}). The receiver's link idles: "
             "each flow's D, its driving packets per epoch, follows a sawtooth that falls towards its floor of 1 after a "
             "congestion event (marks keep arriving for several epochs while the queue drains, and each epoch subtracts "
-            "⌈M/2⌉) and then grows by one per epoch; see the D trace and the link-idle share in the queue section "
-            "(`polo-queue`).")
+            "⌈M/2⌉) and then grows by one per epoch; see the D trace in the queue section (`polo-queue`). Measured here "
+            "(column `receiver_link_idle` of the Parquet: the share of the rounds' time the receiver's downlink sent "
+            f"nothing, all frames counted) at N = {ln}: " + ", ".join(
+                f"{d} {agg[(d, ln)]['idle']:.1%}" for d in designs if agg[(d, ln)].get("idle") is not None) +
+            "; Polo at every N: " + ", ".join(
+                f"{n}: {agg[('Polo', n)]['idle']:.1%}" for n in senders if agg[("Polo", n)].get("idle") is not None) +
+            ". The rounds' barriers idle the link alike for every design; with no loss and no timeout a Polo sender with data left sends only when driven, so Polo's extra idle time is its driving window below what the path holds.")
     out.append(
         "- **Polo's timeouts** (column timeouts) are recovery 3 firing after a tail loss of a first burst, or for a flow "
         "not driven for 1 ms; each costs that flow 1 ms, and a round lasts until its last flow. The queue section "

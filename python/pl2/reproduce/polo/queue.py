@@ -12,10 +12,53 @@ from pl2.reproduce.polo.common import COLORS, DESIGNS, ECN_THRESHOLD_B, FLOW_B, 
 NAME = "polo-queue"
 TITLE = "Polo: controlling the queue (N-to-1, 1 Gbps, ECN threshold 5 packets, 100 KB flows from 0.1 s)"
 START_MS = 100.0
+#: The ports table's window (`build`'s default, 10 µs), in ps.
+WINDOW_PS = 10_000_000
+#: A data frame and its adjoint on the wire, bytes (1542 + 84).
+PAIR_B = 1626
+#: Packets the path holds in one epoch without a queue (≈ 76 µs × 1 Gbps / PAIR_B; the
+#: D paragraph of the report derives it).
+PATH_PACKETS = 6
+#: Bins of D (sum over the receiver's active flows) for the queue it holds.
+D_BINS = [(1, 10), (10, 15), (15, 20), (20, 30), (30, 10**9)]
+
+
+def queue_by_d(dv: pl.DataFrame, series: pl.DataFrame) -> pl.DataFrame:
+    """The queue D holds: each epoch end's D (`polo_d`) joined with the maximum queue of
+    the 10 µs window it falls in (`queue_series`, Polo's rows), over all seeds; per bin of
+    D, the epochs, the median D and the median window maximum, beside what a window of D
+    packets per epoch leaves queued beyond the path's `PATH_PACKETS`: (D − 6) × 1626 B."""
+    j = dv.with_columns((pl.col("time_ps") // WINDOW_PS * WINDOW_PS).alias("window_start_ps")).join(
+        series.filter(pl.col("design") == "Polo").select("seed", "window_start_ps", "max_queue_bytes"),
+        on=["seed", "window_start_ps"], how="inner")
+    rows = []
+    for lo, hi in D_BINS:
+        b = j.filter((pl.col("d") >= lo) & (pl.col("d") < hi))
+        if b.height:
+            d50 = float(b["d"].median())
+            rows.append({"d_lo": lo, "d_hi": hi, "epochs": b.height, "d_median": d50,
+                         "queue_median_bytes": float(b["max_queue_bytes"].median()),
+                         "excess_bytes": max(0.0, d50 - PATH_PACKETS) * PAIR_B})
+    return pl.DataFrame(rows)
 
 
 def n_senders(quick: bool) -> int:
     return 16 if quick else 32
+
+
+def _incast_windows(res, n: int) -> tuple[pl.DataFrame, pl.DataFrame, int | None]:
+    """The switch port to the receiver's windows, those from 100 ms to the last flow's
+    delivery, and that delivery's time (None when no flow finished)."""
+    q = res.ports.filter((pl.col("node") == "s0") & (pl.col("peer") == f"h{n}")).sort("window_start_ps")
+    fin = res.messages.filter((pl.col("dst") == n) & pl.col("finish_ps").is_not_null())
+    last_ps = int(fin["finish_ps"].max()) if fin.height else None
+    active = q.filter((pl.col("window_start_ps") >= int(START_MS * 1e9)) & (pl.col("window_start_ps") <= (last_ps or 0)))
+    return q, active, last_ps
+
+
+def _p50_window_max(res, n: int) -> float:
+    """Median over the incast's windows of the largest queue towards the receiver, bytes."""
+    return float(_incast_windows(res, n)[1]["max_queue_bytes"].median() or 0.0)
 
 
 def run(ctx: Context) -> str:
@@ -35,7 +78,9 @@ def run(ctx: Context) -> str:
     shared_jobs = [Job(build(f"{NAME}-Polo-receiverD-{n}", "Polo receiver D", {"kind": "single_rack", "hosts": n + 1}, [wl],
                              duration_ms=dur, link_delay="12500ns"), {"figure": NAME, "design": "Polo receiver D", "senders": n}, seed, NAME)
                    for seed in ctx.seeds]
-    shared = [(r.summary.get("polo") or {}) for r in ctx.run_many(shared_jobs)]
+    shared_res = list(ctx.run_many(shared_jobs))
+    shared = [(r.summary.get("polo") or {}) for r in shared_res]
+    shared_p50 = sum(_p50_window_max(r, n) for r in shared_res) / len(shared_res)
     shared_to, shared_dup = sum(int(s.get("timeouts", 0)) for s in shared), sum(int(s.get("duplicates", 0)) for s in shared)
     series, rows, touts, adjoint_drops, d_values = [], [], [], [], []
     for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
@@ -45,11 +90,9 @@ def run(ctx: Context) -> str:
             adjoint_drops.append(res.trace.filter((pl.col("event") == "drop") & (pl.col("kind") == "ack")).height)
             dser = res.probes.filter(pl.col("name") == "polo_d").sort("time_ps")
             d_values.append(dser.select(pl.lit(job.seed).alias("seed"), "time_ps", pl.col("value").alias("d")))
-        q = res.ports.filter((pl.col("node") == "s0") & (pl.col("peer") == f"h{n}")).sort("window_start_ps")
+        q, active, last_ps = _incast_windows(res, n)
         m = res.messages.filter(pl.col("dst") == n)
         fin = m.filter(pl.col("finish_ps").is_not_null())
-        last_ps = int(fin["finish_ps"].max()) if fin.height else None
-        active = q.filter((pl.col("window_start_ps") >= int(START_MS * 1e9)) & (pl.col("window_start_ps") <= (last_ps or 0)))
         series.append(q.select(pl.lit(d).alias("design"), pl.lit(job.seed).alias("seed"), "window_start_ps", "max_queue_bytes"))
         # Share of the incast's time the receiver's link was idle: 1 − the wire bytes it
         # sent (every frame) over what 1 Gbps sends from 100 ms to the last delivery.
@@ -114,6 +157,12 @@ def run(ctx: Context) -> str:
           f"senders during the 1 ms, and the timeout at {first[0]['fired_ps'] / 1e6:.3f} µs resent packet {first[0]['resent_seq']}, "
           "whose arrival exposed the gap to recovery 1.") if first else ""
     d1 = dv.filter(pl.col("seed") == ctx.seeds[0])["d"].to_list()
+    qd = queue_by_d(dv, ts)
+    per_seed = dv.group_by("seed").agg(pl.col("d").median().alias("d50")).join(
+        polo.select("seed", "p50_window_max_bytes"), on="seed").sort("seed")
+    bins_txt = "; ".join(
+        f"D {r['d_lo']}–{r['d_hi'] - 1 if r['d_hi'] < 10**9 else '…'}: {r['epochs']} epochs, median D {r['d_median']:.0f}, "
+        f"queue {r['queue_median_bytes'] / 1000:.1f} KB (excess {r['excess_bytes'] / 1000:.1f} KB)" for r in qd.to_dicts())
     why = [
         "",
         f"**Polo's D** (probe `polo_d`: D summed over the receiver's active flows, each flow's own D, table "
@@ -123,6 +172,16 @@ def run(ctx: Context) -> str:
         "least the round trip's worth of packets (about 76 µs: 50 µs of propagation, a data frame serialised on two 1 Gbps links, 12.3 µs each, and the driving packet's way back; 76 µs × 1 Gbps / (1542 + 84) B ≈ 6 packets); after "
         "marks each flow's D falls by ⌈M/2⌉ of its own marks in each epoch that still sees marks and then grows by one per epoch, so the link idles "
         f"while D climbs back (column *receiver link idle*: Polo {df.filter(pl.col('design') == 'Polo')['link_idle_share'].mean():.0%}).",
+        "**Why the queue stays above the threshold** (measured: `queue_by_d` over the tables `polo_d.parquet` and "
+        "`queue_series.parquet`): the queue grows with D as the part of D's window the path cannot hold does. Each epoch's end, joined with "
+        "the maximum queue of its 10 µs window, binned by D (excess: (D − 6) × 1626 B, what D packets per epoch leave "
+        f"queued beyond the ≈ 6 the path holds): {bins_txt}. Per seed, the median D and the median window maximum rise "
+        "together: " + ", ".join(f"seed {r['seed']}: D {r['d50']:.0f}, {r['p50_window_max_bytes'] / 1000:.1f} KB"
+                                  for r in per_seed.to_dicts()) + ". Each active flow's D grows by one per epoch "
+        "without its own marks and never falls below 1, so with many active flows the sum seldom falls to the path's 6: "
+        f"D > 6 at {(dv['d'] > PATH_PACKETS).mean():.0%} of the epoch ends. With one D shared "
+        f"by the receiver's flows (`Polo receiver D`, the same incast and seeds) the median window maximum is {shared_p50 / 1000:.1f} KB "
+        "(`docs/model.md`, Polo, \"D per flow\", has both readings measured over the family).",
         f"**Why Polo's sender times out** (the open item of `examples/polo-incast.toml`, whose 16-sender incast is this "
         f"experiment's quick setting; measured from a full trace of Polo's runs with `common.polo_timeouts`, table "
         f"`polo_timeouts.parquet`). Of {n_to} timeouts (`polo.timeouts`), the trace identifies {to.height} as a data frame sent exactly 1 ms after "

@@ -17,8 +17,9 @@
 //!   finds any gap below it).
 //! - Epochs: the sender answers every epoch acknowledgement at once with an echo, even for
 //!   a message it has finished (the receiver's epoch is not a flow's).
-//! - The thread is released when every packet has been handed over once; the flow's
-//!   state stays until the receiver's done packet.
+//! - The thread is released when every packet has been handed over once, or at once
+//!   with `release_thread_at_once` (as Homa, NDP and pHost release it); the flow's state
+//!   stays until the receiver's done packet.
 
 use super::wire::{self, Data, Frame, MsgRef};
 use super::{Ctx, PoloStats};
@@ -88,6 +89,9 @@ impl Sender {
         let idx = self.flows.insert(f);
         self.index.insert((msg.slot, msg.gen), idx);
         st.messages_sent += 1;
+        if ctx.cfg.release_thread_at_once {
+            out.released.push(msg.thread);
+        }
         self.wake(idx);
         self.pump(ctx, st, out);
     }
@@ -112,7 +116,7 @@ impl Sender {
                 (i, true)
             } else if !f.paused && f.next < f.limit {
                 f.next += 1;
-                if f.next == f.n_pkts {
+                if f.next == f.n_pkts && !ctx.cfg.release_thread_at_once {
                     out.released.push(f.info.thread);
                 }
                 (f.next - 1, false)
