@@ -21,6 +21,7 @@ mod model {
     mod sfc;
     mod pl2;
     mod pl2_features;
+    mod queue_mean;
     mod phost;
     mod polo;
     mod raw_loss;
