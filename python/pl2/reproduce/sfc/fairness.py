@@ -182,7 +182,7 @@ def section(df: pl.DataFrame, quick: bool) -> str:
         md.insert(0, f"*{n_seeds} seeds; each cell is their mean. "
                   + ("The seeds give the same Jain means to the last digit (the flows, their sizes and starts are fixed; "
                      "the seed changes nothing measured here).*\n" if widest == 0.0 else
-                     f"The Jain mean of a design differs between seeds by at most {widest:.3f}.*\n"))
+                     f"The Jain mean of a design differs between seeds by at most {widest:.2g}.*\n"))
     if quick:
         md.insert(0, f"*Quick mode: T = {t / 1000:g} ms; not the committed numbers.*\n")
     return "\n".join(md)
