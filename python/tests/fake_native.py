@@ -108,6 +108,7 @@ def run(toml_text: str, base_dir: str, progress: Callable[[int, int, int, float]
         "port": pa.array(np.repeat(np.arange(4), w), pa.uint32()), "node": pa.array(["s0"] * 4 * w),
         "peer": pa.array([f"h{p}" for p in np.repeat(np.arange(4), w)]), "window_start_ps": _u64(np.tile(windows, 4)),
         "max_queue_bytes": _u64(rng.integers(0, 200_000, 4 * w)), "tx_bytes": _u64(rng.integers(0, 10**6, 4 * w)),
+        "mean_queue_bytes": pa.array(rng.uniform(0, 100_000, 4 * w), pa.float64()), "end_queue_bytes": _u64(rng.integers(0, 200_000, 4 * w)),
     })
     goodput = pa.record_batch({
         "host": pa.array(np.repeat(np.arange(4), w), pa.uint32()), "window_start_ps": _u64(np.tile(windows, 4)),

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pl2 import reproduce as rep
-from pl2.reproduce.sfc import benefit, common, fairness
+from pl2.reproduce.sfc import benefit, common, fairness, queues
 
 
 def test_switch_settings_are_the_slides() -> None:
@@ -57,6 +57,47 @@ def test_fairness_sizes_stop_in_reverse_order_under_fair_sharing() -> None:
                 ends[k] = phase + 1
                 active.remove(k)
     assert ends == {3: 4, 2: 5, 1: 6, 0: 7}
+
+
+def test_time_weighted_queue_by_hand() -> None:
+    """Two switch ports, 10 µs windows, measured over [10, 50) µs. Port 1 (s0 → h1): rows
+    in windows 1 and 2 only; window 1 holds 100 KB for 2 µs then 0 (mean 20 KB), window 2
+    rises to 300 KB at 5 µs and keeps it (mean 150 KB, ends at 300 KB), so windows 3 and 4,
+    without rows (the port paused), hold 300 KB: per-window means 20, 150, 300, 300 KB,
+    time-average 192.5 KB. Port 2 (s1 → s0): one row in window 0 ending at 40 KB, so 40 KB
+    through windows 1-4. Over the 8 (port, window) cells: mean (20 + 150 + 300 + 300 +
+    4 × 40) / 8 = 116.25 KB; nearest-rank p99 = the largest cell, 300 KB; busiest port
+    192.5 KB; per-window maxima 100, 300, 300, 300 and 40 × 4."""
+    ports = pl.DataFrame({
+        "port": [1, 1, 2], "node": ["s0", "s0", "s1"], "peer": ["h1", "h1", "s0"],
+        "window_start_ps": [10_000_000, 20_000_000, 0], "max_queue_bytes": [100_000, 300_000, 40_000],
+        "mean_queue_bytes": [20_000.0, 150_000.0, 10_000.0], "end_queue_bytes": [0, 300_000, 40_000],
+        "tx_bytes": [0, 0, 0]}, schema_overrides={"port": pl.UInt32, "max_queue_bytes": pl.UInt64, "end_queue_bytes": pl.UInt64})
+    cells = queues.port_windows(ports, 10_000_000, 50_000_000, 10_000_000, "s")
+    assert cells.height == 8
+    p1 = cells.filter(pl.col("port") == 1).sort("k")
+    assert p1["mean_b"].to_list() == [20_000.0, 150_000.0, 300_000.0, 300_000.0]
+    assert p1["max_b"].to_list() == [100_000.0, 300_000.0, 300_000.0, 300_000.0]
+    assert cells.filter(pl.col("port") == 2)["mean_b"].to_list() == [40_000.0] * 4
+    s = queues.summary(cells)
+    assert s["tw_mean_kb"] == pytest.approx(116.25)
+    assert s["tw_p99_kb"] == pytest.approx(300.0)
+    assert s["tw_port_max_kb"] == pytest.approx(192.5)
+    assert s["wmax_mean_kb"] == pytest.approx((100 + 900 + 160) / 8)
+    assert s["wmax_max_kb"] == pytest.approx(300.0)
+    assert queues.port_windows(ports, 10_000_000, 50_000_000, 10_000_000, "h").is_empty()
+
+
+def test_colocated_by_hand() -> None:
+    """Host 1 sends incast messages over [10, 40) and [15, 20) ps and one never delivered
+    from 100; host 2 one over [0, 5). Background messages from host 1 at 12, 30 (the
+    message started at 10 is still open though the one started last has ended), 50 (none
+    open), 150 (the undelivered one); from host 2 at 5 (its message was delivered at 5)
+    and from host 3 at 12 (no incast data)."""
+    inc = pl.DataFrame({"src": [1, 1, 1, 2], "start_ps": [10, 15, 100, 0], "finish_ps": [40, 20, None, 5]},
+                       schema_overrides={"finish_ps": pl.UInt64})
+    bg = pl.DataFrame({"src": [1, 1, 1, 1, 2, 3], "start_ps": [12, 30, 50, 150, 5, 12]})
+    assert benefit.colocated(bg, inc).to_list() == [True, True, False, True, False, False]
 
 
 @pytest.mark.real_native

@@ -95,7 +95,7 @@ pub struct Collector {
     window: Window,
     msgs: MsgCols,
     drops: DropCols,
-    ports: Vec<(u32, u64, u64, u64)>,
+    ports: Vec<PortRow>,
     goodput: Vec<(u32, u64, u64)>,
     trace: Vec<pl2_sim::metrics::TraceRecord>,
     probes: Vec<pl2_sim::metrics::ProbeRecord>,
@@ -230,7 +230,7 @@ impl Collector {
             d.seq.push(x.seq);
             d.data.push(x.data);
         }
-        self.ports.extend(r.ports.into_iter().map(|p| (p.port, p.window_start.0, p.max_queue_bytes, p.tx_bytes)));
+        self.ports.extend(r.ports.into_iter().map(|p| (p.port, p.window_start.0, p.max_queue_bytes, p.tx_bytes, p.mean_queue_bytes, p.end_queue_bytes)));
         for g in r.goodput {
             if g.window_start >= w.from && g.window_start < w.until {
                 self.window_goodput[g.host as usize] += g.payload_bytes;
@@ -415,7 +415,10 @@ pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
     }
 }
 
-fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph, names: &[String]) -> RecordBatch {
+/// One `ports` row: port, window start (ps), max queue, tx bytes, mean queue, end queue.
+type PortRow = (u32, u64, u64, u64, f64, u64);
+
+fn ports_batch(rows: &[PortRow], graph: &Graph, names: &[String]) -> RecordBatch {
     Columns::default()
         .u32("port", rows.iter().map(|r| r.0))
         .str("node", rows.iter().map(|r| &names[port_ends(graph, r.0).0 as usize]))
@@ -423,6 +426,8 @@ fn ports_batch(rows: &[(u32, u64, u64, u64)], graph: &Graph, names: &[String]) -
         .u64("window_start_ps", rows.iter().map(|r| r.1))
         .u64("max_queue_bytes", rows.iter().map(|r| r.2))
         .u64("tx_bytes", rows.iter().map(|r| r.3))
+        .f64("mean_queue_bytes", rows.iter().map(|r| r.4))
+        .u64("end_queue_bytes", rows.iter().map(|r| r.5))
         .finish()
 }
 

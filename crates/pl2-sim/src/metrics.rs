@@ -127,6 +127,13 @@ pub struct PortWindow {
     /// Exact maximum bytes queued at the port (all priorities, including the frame being
     /// serialised) during the window.
     pub max_queue_bytes: u64,
+    /// Exact time-average of the bytes queued (same count) over the window: the integral
+    /// of the queue over time, advanced at every change, divided by the window's length
+    /// (a window the run ends in counts as empty after the end).
+    pub mean_queue_bytes: f64,
+    /// Bytes queued when the window ended; the queue stays at this level through the
+    /// windows without a row that follow (a paused port holds its queue without events).
+    pub end_queue_bytes: u64,
     /// Wire bytes whose serialisation finished during the window.
     pub tx_bytes: u64,
 }
@@ -281,6 +288,38 @@ impl Records {
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// The time integral of a port's queue within its current sampling window (byte·ps),
+/// advanced before every change of the queue: exact, one multiply-add per change.
+#[derive(Clone, Debug, Default)]
+pub struct QueueIntegral {
+    /// When the integral was last advanced (ps).
+    since_ps: u64,
+    byte_ps: u128,
+}
+
+impl QueueIntegral {
+    /// Adds `queued` bytes held from the last advance until `now_ps`.
+    #[inline]
+    pub fn advance(&mut self, queued: u64, now_ps: u64) {
+        self.byte_ps += u128::from(queued) * u128::from(now_ps - self.since_ps);
+        self.since_ps = now_ps;
+    }
+
+    /// The integral of a window that ends at `end_ps`, the queue having held `queued`
+    /// since the last advance.
+    #[inline]
+    pub fn closed(&self, queued: u64, end_ps: u64) -> u128 {
+        self.byte_ps + u128::from(queued) * u128::from(end_ps - self.since_ps)
+    }
+
+    /// Starts a window at `start_ps` in which the queue has held `queued` until `now_ps`.
+    #[inline]
+    pub fn restart(&mut self, queued: u64, start_ps: u64, now_ps: u64) {
+        self.byte_ps = u128::from(queued) * u128::from(now_ps - start_ps);
+        self.since_ps = now_ps;
     }
 }
 

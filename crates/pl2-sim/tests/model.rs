@@ -22,6 +22,7 @@ mod model {
     mod pl2;
     mod pl2_features;
     mod pl2_racks;
+    mod queue_mean;
     mod phost;
     mod polo;
     mod raw_loss;

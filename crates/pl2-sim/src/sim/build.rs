@@ -11,7 +11,7 @@ use super::sfc::{Sfc, SfcRules};
 use super::trimming::TrimRules;
 use crate::engine::{Ev, EventQueue};
 use crate::error::{invalid, BuildError};
-use crate::metrics::{Counters, LazyWindow, Records};
+use crate::metrics::{Counters, LazyWindow, QueueIntegral, Records};
 use crate::net::buffer::SharedBuffer;
 use crate::net::nic::NicQueues;
 use crate::net::routing::RoutingTable;
@@ -185,6 +185,7 @@ impl Simulation {
                     tx_bytes: 0,
                     trims: 0,
                     window: LazyWindow::default(),
+                    area: QueueIntegral::default(),
                 });
             }
         }

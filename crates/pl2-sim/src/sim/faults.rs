@@ -225,6 +225,7 @@ impl Simulation {
         let port = host.port;
         for p in doomed {
             let wire = self.arena.get(p).wire as u64;
+            self.port_window_step(port);
             self.ports[port as usize].queued -= wire.min(self.ports[port as usize].queued);
             self.drop_packet(p, DropReason::HostDown, h, port);
         }

@@ -3,7 +3,7 @@
 //! switches (configuration, program, shared buffer).
 
 use crate::config::SwitchConfig;
-use crate::metrics::LazyWindow;
+use crate::metrics::{LazyWindow, QueueIntegral};
 use crate::net::buffer::SharedBuffer;
 use crate::net::nic::NicQueues;
 use crate::packet::{Packet, PktId, PktList};
@@ -49,6 +49,8 @@ pub(crate) struct Port {
     /// Frames a trimming queue at this port cut to their header.
     pub trims: u64,
     pub window: LazyWindow,
+    /// The queue's time integral within `window`'s current window.
+    pub area: QueueIntegral,
 }
 
 impl Host {

@@ -194,12 +194,19 @@ impl Simulation {
             }
         }
         let window = self.metrics.window;
+        let now = self.now.0;
         for (i, p) in self.ports.iter_mut().enumerate() {
             if p.window.active {
+                // A window the run ends in counts as empty after the run's end, so that
+                // the means times the window are the queue's integral.
+                let start = p.window.index * window.0;
+                let end = (start + window.0).min(now.max(start));
                 self.records.ports.push(crate::metrics::PortWindow {
                     port: i as u32,
-                    window_start: SimTime(p.window.index * window.0),
+                    window_start: SimTime(start),
                     max_queue_bytes: p.window.max,
+                    mean_queue_bytes: p.area.closed(p.queued, end) as f64 / window.0 as f64,
+                    end_queue_bytes: p.queued,
                     tx_bytes: p.window.sum,
                 });
                 p.window.active = false;

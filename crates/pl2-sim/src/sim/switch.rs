@@ -14,15 +14,40 @@ use crate::transport::Protocol;
 use crate::units::SimTime;
 
 impl Simulation {
-    /// Adds `wire` bytes to a port's queue and tracks its maxima.
+    /// Brings a port's sampling window to now before its queue changes: closes the
+    /// window if a later one has begun (its row, with the queue's time-average) and
+    /// advances the queue's time integral.
     #[inline]
-    pub(crate) fn port_queue_add(&mut self, port: u32, wire: u64) {
+    pub(crate) fn port_window_step(&mut self, port: u32) {
         let window = self.metrics.window;
         let now = self.now;
         let p = &mut self.ports[port as usize];
-        if let Some((idx, max, sum)) = p.window.roll(now, window, p.queued) {
-            self.records.ports.push(PortWindow { port, window_start: SimTime(idx * window.0), max_queue_bytes: max, tx_bytes: sum });
+        let q = p.queued;
+        let before = p.window.index;
+        if let Some((idx, max, sum)) = p.window.roll(now, window, q) {
+            let end = (idx + 1) * window.0;
+            let mean = p.area.closed(q, end) as f64 / window.0 as f64;
+            self.records.ports.push(PortWindow {
+                port,
+                window_start: SimTime(idx * window.0),
+                max_queue_bytes: max,
+                mean_queue_bytes: mean,
+                end_queue_bytes: q,
+                tx_bytes: sum,
+            });
         }
+        if p.window.index == before {
+            p.area.advance(q, now.0);
+        } else {
+            p.area.restart(q, p.window.index * window.0, now.0);
+        }
+    }
+
+    /// Adds `wire` bytes to a port's queue and tracks its maxima.
+    #[inline]
+    pub(crate) fn port_queue_add(&mut self, port: u32, wire: u64) {
+        self.port_window_step(port);
+        let p = &mut self.ports[port as usize];
         p.queued += wire;
         p.window.active = true;
         if p.queued > p.window.max {
@@ -194,7 +219,6 @@ impl Simulation {
     /// Serialisation of the port's current frame ended.
     pub(crate) fn on_port_free(&mut self, port: u32) {
         let now = self.now;
-        let window = self.metrics.window;
         let p = &mut self.ports[port as usize];
         p.busy = false;
         self.counters.hops += 1;
@@ -205,9 +229,8 @@ impl Simulation {
             self.counters.control_wire_bytes += p.cur_wire;
         }
         p.tx_bytes += p.cur_wire;
-        if let Some((idx, max, sum)) = p.window.roll(now, window, p.queued) {
-            self.records.ports.push(PortWindow { port, window_start: SimTime(idx * window.0), max_queue_bytes: max, tx_bytes: sum });
-        }
+        self.port_window_step(port);
+        let p = &mut self.ports[port as usize];
         p.window.sum += p.cur_wire;
         p.window.active = true;
         // A MAC control frame (PAUSE) was never queued or counted in the buffer.

@@ -101,6 +101,7 @@ impl Simulation {
             (u64::from(v.wire), v.next_port)
         };
         self.switches[index as usize].buffer.remove(egress as usize, v_ingress as usize, prio as usize, v_wire);
+        self.port_window_step(out);
         self.ports[out as usize].queued -= v_wire;
         self.trim(index, out, victim, rules.header_prio);
         if self.admit_header(index, out, egress, victim, v_ingress, rules) {

@@ -11,8 +11,10 @@ from typing import Any
 
 import polars as pl
 
-from pl2.reproduce.common import Context, Job, table
-from pl2.reproduce.sfc.common import COLORS, DESIGNS, HOSTS, LINK_BPS, fmt, frame, pct, scenario, tier_of, transport
+from pl2.reproduce.common import Context, Job, mean_ci, table
+from pl2.reproduce.sfc.common import COLORS, DESIGNS, HOSTS, LINK_BPS, fmt, frame, pct, scenario, tier_expr, transport
+from pl2.reproduce.sfc.queues import port_windows
+from pl2.reproduce.sfc.queues import summary as queue_summary
 
 NAME = "sfc-benefit"
 TITLE = "SFC: background FCT, incast FCT and queueing with 120-to-1 incasts over a 50% background (320 hosts)"
@@ -52,22 +54,32 @@ def jobs(ctx: Context) -> list[Job]:
 
 
 def queue_stats(ports: pl.DataFrame, t0_ps: int, t1_ps: int, window_ps: int) -> dict[str, dict[str, float]]:
-    """Per tier of the switch that owns the port: the per-window maxima of every switch
-    egress port over the measurement span, windows without a row counted as 0 (a port
-    with no row in a window sent nothing and held nothing): mean, p99 and max, in KB."""
-    sw = ports.filter(pl.col("node").str.starts_with("s") & (pl.col("window_start_ps") >= t0_ps) & (pl.col("window_start_ps") < t1_ps))
-    n_windows = max(1, (t1_ps - t0_ps) // window_ps)
-    all_ports = ports.filter(pl.col("node").str.starts_with("s")).select("port", "node").unique()
-    out: dict[str, dict[str, float]] = {}
-    for tier in ("tor", "agg", "core"):
-        mine = all_ports.filter(pl.col("node").map_elements(tier_of, return_dtype=pl.Utf8) == tier)
-        ids = set(mine["port"].to_list())
-        vals = sw.filter(pl.col("port").is_in(list(ids)))["max_queue_bytes"].to_list()
-        total = len(ids) * n_windows
-        vals = vals + [0] * max(0, total - len(vals))
-        out[tier] = {"mean_kb": sum(vals) / len(vals) / 1e3 if vals else 0.0, "p99_kb": (pct(vals, 0.99) or 0) / 1e3,
-                     "max_kb": max(vals, default=0) / 1e3}
+    """Per tier of the switch that owns the port (the ToRs' also split into ports toward
+    hosts and toward aggregation switches), and for the hosts' NIC ports: the
+    figures of `queues.summary` over every (port, window) of the measurement span."""
+    sw = port_windows(ports, t0_ps, t1_ps, window_ps, "s")
+    sw = sw.with_columns(tier_expr().alias("tier"))
+    out = {tier: queue_summary(sw.filter(pl.col("tier") == tier)) for tier in ("tor", "agg", "core")}
+    # The ToR tier's two kinds of port: toward its hosts (the incasts' last hop) and
+    # toward the aggregation switches.
+    out["tor_down"] = queue_summary(sw.filter((pl.col("tier") == "tor") & pl.col("peer").str.starts_with("h")))
+    out["tor_up"] = queue_summary(sw.filter((pl.col("tier") == "tor") & pl.col("peer").str.starts_with("s")))
+    out["nic"] = queue_summary(port_windows(ports, t0_ps, t1_ps, window_ps, "h"))
     return out
+
+
+def colocated(bg: pl.DataFrame, incast: pl.DataFrame) -> pl.Series:
+    """Whether each background message's source had an incast message open (started,
+    not delivered) when the background message started: a host paused as a whole (PFC,
+    or the proxy's PAUSE to its NIC) holds these behind the incast's pause."""
+    far = 1 << 62
+    inc = (incast.select("src", "start_ps", pl.col("finish_ps").fill_null(far).alias("fin")).sort("start_ps")
+           .with_columns(pl.col("fin").cum_max().over("src").alias("open_until")).select("src", "start_ps", "open_until"))
+    # Both sides sorted by start time, as the as-of join needs (within each source too).
+    left = bg.select("src", "start_ps").with_row_index("i").sort("start_ps")
+    j = left.join_asof(inc, on="start_ps", by="src", strategy="backward", check_sortedness=False)
+    j = j.with_columns((pl.col("open_until").fill_null(0) > pl.col("start_ps")).alias("co")).sort("i")
+    return j["co"]
 
 
 def rows(ctx: Context, js: list[Job]) -> list[dict[str, Any]]:
@@ -101,6 +113,15 @@ def rows(ctx: Context, js: list[Job]) -> list[dict[str, Any]]:
         r["incasts unfinished"] = sum(1 for o in ev["open"].to_list() if o)
         r["incast ct p50 us"] = pct(cts, 0.5)
         r["incast ct p99 us"] = pct(cts, 0.99)
+        # Background messages < 10 KB by whether their host was sending incast data.
+        short = bg.filter(pl.col("size_bytes") < 10_000)
+        co = colocated(short, res.messages.filter(pl.col("transport") == "incast"))
+        for label, sel in (("co", co), ("alone", ~co)):
+            g = short.filter(sel)
+            lat = [x / 1e6 for x in g["latency_ps"].drop_nulls().to_list()] + [float("inf")] * g["latency_ps"].null_count()
+            r[f"short {label} n"] = g.height
+            r[f"short {label} p50 us"] = pct(lat, 0.5)
+            r[f"short {label} p99 us"] = pct(lat, 0.99)
         window_ps = 10_000_000
         q = queue_stats(res.ports, t0, t1, window_ps)
         for tier, v in q.items():
@@ -112,6 +133,9 @@ def rows(ctx: Context, js: list[Job]) -> list[dict[str, Any]]:
         drops = summ.get("drops") or {}
         r["pause frames"] = int(pfc.get("pause_frames", 0))
         r["paused ms"] = pfc.get("paused_ps", 0) / 1e9
+        r["sim ms"] = summ["sim_time_ps"] / 1e9
+        # With the proxy every PAUSE is one to a host's NIC: the share of the hosts' time paused.
+        r["nic paused share"] = pfc.get("paused_ps", 0) / (HOSTS * max(1, summ["sim_time_ps"]))
         r["drops buffer"] = int(drops.get("buffer_full", 0))
         r["drops total"] = int(summ["counters"]["packets_dropped"])
         r["sfc signals"] = int(sfc.get("signals_sent", 0))
@@ -121,6 +145,7 @@ def rows(ctx: Context, js: list[Job]) -> list[dict[str, Any]]:
         r["retransmissions"] = int(roce.get("retransmissions", 0))
         r["timeouts"] = int(roce.get("timeouts", 0))
         r["duplicates"] = int(roce.get("duplicates", 0))
+        r["sfc flow paused ms"] = roce.get("sfc_paused_ps", 0) / 1e9
         c = summ["counters"]
         for k in ("packets_created", "packets_delivered", "packets_consumed", "packets_dropped", "packets_in_flight", "hops", "events"):
             r[k] = int(c[k])
@@ -148,15 +173,22 @@ def plot(ctx: Context, df: pl.DataFrame) -> None:
         ax.set_title(f"FCT {lab} (µs; light p50, dark p99)", fontsize=9)
     fig.tight_layout()
     ctx.save(fig, "fct")
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     tiers = ["tor", "agg", "core"]
     ds = [d for d in DESIGNS if d in df["design"].to_list()]
-    for i, d in enumerate(ds):
-        v = [df.filter(pl.col("design") == d)[f"queue {t} p99_kb"].mean() for t in tiers]
-        ax.bar([j + (i - 1.5) * 0.2 for j in range(3)], v, 0.2, label=d, color=COLORS[d])
-    ax.set_xticks(range(3), ["ToR", "aggregation", "core"])
-    ax.set_ylabel("p99 of per-port 10 µs queue maxima (KB)")
-    ax.legend(fontsize=8)
+    for ax, key, label in ((axes[0], "tw_mean_kb", "time-weighted mean queue per port (KB)"),
+                           (axes[1], "tw_p99_kb", "p99 of per-port 10 µs time-averages (KB)")):
+        top = 1.0
+        for i, d in enumerate(ds):
+            v = [_m(df, d, f"queue {t} {key}") or 0.0 for t in tiers]
+            err = [_ci(df, d, f"queue {t} {key}") or 0.0 for t in tiers]
+            top = max(top, *(a + b for a, b in zip(v, err, strict=True)))
+            ax.bar([j + (i - 1.5) * 0.2 for j in range(3)], v, 0.2, yerr=err, label=d, color=COLORS[d])
+        ax.set_ylim(0, top * 2)
+        ax.set_xticks(range(3), ["ToR", "aggregation", "core"])
+        ax.set_yscale("symlog", linthresh=1.0)
+        ax.set_ylabel(label, fontsize=9)
+    axes[0].legend(fontsize=8)
     fig.tight_layout()
     ctx.save(fig, "queues")
 
@@ -179,19 +211,72 @@ def claims(ctx: Context, df: pl.DataFrame) -> None:
 
     pfc99, sfc99 = _m(df, "PFC", "bg < 10 KB p99 us"), _m(df, "SFC", "bg < 10 KB p99 us")
     ctx.claim("SFC significantly reduces background FCT (p99 of messages < 10 KB at most half of PFC's)", "chart",
-              f"SFC {_ratio(sfc99, pfc99)} of PFC's", less(sfc99, pfc99, 0.5))
-    tiers = [(t, _m(df, "PFC", f"queue {t} p99_kb"), _m(df, "SFC", f"queue {t} p99_kb")) for t in ("tor", "agg", "core")]
-    ctx.claim("SFC significantly reduces in-network queueing (p99 queue at every tier at most half of PFC's)", "chart",
-              "; ".join(f"{t} {_ratio(s, p)}" for t, p, s in tiers), all(less(s, p, 0.5) for _, p, s in tiers))
-    pi, si = _m(df, "PFC", "incast ct p99 us"), _m(df, "SFC", "incast ct p99 us")
-    ctx.claim("SFC does not hurt incast FCT (incast completion p99 at most 10 % above PFC's)", "chart",
-              f"SFC {_ratio(si, pi)} of PFC's", less(si, pi, 1.1))
+              f"SFC {_ratio(sfc99, pfc99)} of PFC's{_seeds_note(df, 'bg < 10 KB p99 us', 0.5)}", less(sfc99, pfc99, 0.5))
+    tiers = [(t, _m(df, "PFC", f"queue {t} tw_mean_kb"), _m(df, "SFC", f"queue {t} tw_mean_kb")) for t in ("tor", "agg", "core")]
+    ctx.claim("SFC significantly reduces in-network queueing (time-weighted mean port queue at every tier at most half of PFC's)",
+              "chart", "; ".join(f"{t} {_ratio(s, p)}" for t, p, s in tiers), all(less(s, p, 0.5) for _, p, s in tiers))
+    ok, n = _incast_seeds(df)
+    ctx.claim("SFC does not hurt incast FCT (incast completion p99 at most 10 % above PFC's; an incast still open at the "
+              "run's end counts as ∞, and ∞ against ∞ is compared by how many are open)", "chart",
+              f"open incasts SFC {_m(df, 'SFC', 'incasts unfinished'):.1f}, PFC {_m(df, 'PFC', 'incasts unfinished'):.1f} of "
+              f"{_m(df, 'PFC', 'incasts'):.0f} per seed; p50 SFC {_ratio(_m(df, 'SFC', 'incast ct p50 us'), _m(df, 'PFC', 'incast ct p50 us'))} "
+              f"of PFC's; holds in {ok} of {n} seeds", ok == n and n > 0)
+
+
+def _incast_seeds(df: pl.DataFrame) -> tuple[int, int]:
+    """In how many seeds SFC's incast completion p99 is within 10 % of PFC's, with
+    open incasts as ∞: SFC may not leave more incasts open than PFC, and a finite p99
+    must be within 10 % of PFC's (any finite value is within ∞)."""
+    cols = ["seed", "incast ct p99 us", "incasts unfinished"]
+    p = {r[0]: r[1:] for r in df.filter(pl.col("design") == "PFC").select(cols).iter_rows()}
+    s = {r[0]: r[1:] for r in df.filter(pl.col("design") == "SFC").select(cols).iter_rows()}
+    seeds = sorted(set(p) & set(s))
+    ok = 0
+    for k in seeds:
+        (pc, po), (sc, so) = p[k], s[k]
+        if pc is None or sc is None or so > po:
+            continue
+        ok += math.isinf(pc) or (not math.isinf(sc) and sc <= 1.1 * pc)
+    return ok, len(seeds)
+
+
+def _seeds_note(df: pl.DataFrame, col: str, factor: float) -> str:
+    """With several seeds: in how many of them SFC's value is within `factor` of PFC's."""
+    p = dict(zip(df.filter(pl.col("design") == "PFC")["seed"].to_list(), df.filter(pl.col("design") == "PFC")[col].to_list(), strict=True))
+    s = dict(zip(df.filter(pl.col("design") == "SFC")["seed"].to_list(), df.filter(pl.col("design") == "SFC")[col].to_list(), strict=True))
+    seeds = sorted(set(p) & set(s))
+    if len(seeds) < 2:
+        return ""
+    ok = sum(1 for k in seeds if s[k] is not None and p[k] is not None and not math.isinf(s[k]) and (math.isinf(p[k]) or s[k] <= factor * p[k]))
+    return f" (means over {len(seeds)} seeds; within it in {ok} of {len(seeds)} seeds)"
 
 
 def _m(df: pl.DataFrame, design: str, col: str) -> float | None:
     v = df.filter(pl.col("design") == design)[col].to_list()
     v = [x for x in v if x is not None]
     return sum(v) / len(v) if v else None
+
+
+def _ci(df: pl.DataFrame, design: str, col: str) -> float | None:
+    """Half-width of the 95% interval of `col` over the design's seeds (None with one
+    seed or an unfinished percentile)."""
+    v = [x for x in df.filter(pl.col("design") == design)[col].to_list() if x is not None]
+    if any(math.isinf(x) for x in v):
+        return None
+    return mean_ci(v)[1]
+
+
+def _mc(df: pl.DataFrame, design: str, col: str, digits: int = 1) -> str:
+    """Mean over seeds ± the 95% half-width (Student's t), "∞ (k of n)" when k seeds'
+    percentile falls on an unfinished message."""
+    v = [x for x in df.filter(pl.col("design") == design)[col].to_list() if x is not None]
+    if not v:
+        return "–"
+    inf = sum(1 for x in v if math.isinf(x))
+    if inf:
+        return f"∞ ({inf} of {len(v)} seeds)" if len(v) > 1 else "∞"
+    h = _ci(df, design, col)
+    return fmt(sum(v) / len(v), digits) + (f" ± {fmt(h, digits)}" if h is not None else "")
 
 
 def _ratio(a: float | None, b: float | None) -> str:
@@ -202,13 +287,14 @@ def _ratio(a: float | None, b: float | None) -> str:
     return f"{a / b:.2f}×"
 
 
-def why(df: pl.DataFrame, ds: list[str]) -> list[str]:
+def why(df: pl.DataFrame, ds: list[str], s: dict[str, Any]) -> list[str]:
     """The measured mechanisms behind the differences, one line each."""
-    out = ["Mechanisms, as measured in these runs:", ""]
+    out = ["Mechanisms, as measured in these runs (means over seeds):", ""]
     if "PFC" in ds:
         out.append(f"- PFC: {_m(df, 'PFC', 'pause frames'):,.0f} PAUSE frames, {fmt(_m(df, 'PFC', 'paused ms'), 1)} ms of paused "
-                   "(port, priority) time in total; the incasts' backlog spreads upstream (aggregation-tier p99 queue "
-                   f"{fmt(_m(df, 'PFC', 'queue agg p99_kb'))} KB, core {fmt(_m(df, 'PFC', 'queue core p99_kb'))} KB) and "
+                   "(port, priority) time in total; the incasts' backlog spreads upstream (time-weighted mean queue "
+                   f"aggregation {fmt(_m(df, 'PFC', 'queue agg tw_mean_kb'))} KB, core {fmt(_m(df, 'PFC', 'queue core tw_mean_kb'))} KB "
+                   f"per port, ToR ports toward the aggregation switches {fmt(_m(df, 'PFC', 'queue tor_up tw_mean_kb'))} KB) and "
                    "background messages that share a paused port wait behind it. "
                    + (f"Nothing is dropped, but pauses last longer than RoCE's local ACK timeout (`rto`), which fires "
                       f"{_m(df, 'PFC', 'timeouts'):,.0f} times: {_m(df, 'PFC', 'retransmissions'):,.0f} frames resent, "
@@ -218,29 +304,61 @@ def why(df: pl.DataFrame, ds: list[str]) -> list[str]:
                       "67.1 ms, perftest's; with 1 ms it fired 334,757 times in the full run of 7c18914 and resent "
                       "414,386 frames)."))
     if "SFC" in ds:
+        fan = s["fan_in"]
+        burst_mb = fan * 15e-6 * LINK_BPS / 8 / 1e6
         out.append(f"- SFC: {_m(df, 'SFC', 'sfc signals'):,.0f} signals ({_m(df, 'SFC', 'sfc suppressed'):,.0f} enqueues "
-                   "suppressed) pause the flows that fill a queue at their sources, so the backlog stays at the hosts and the "
-                   f"receivers' ToR ports (ToR p99 {fmt(_m(df, 'SFC', 'queue tor p99_kb'))} KB) and never builds in the "
-                   f"aggregation and core tiers (p99 {fmt(_m(df, 'SFC', 'queue agg p99_kb'))} / "
-                   f"{fmt(_m(df, 'SFC', 'queue core p99_kb'))} KB); egress drops {_m(df, 'SFC', 'drops buffer'):,.0f}.")
+                   "suppressed) pause the flows that fill a queue at their sources, so the backlog never builds in the "
+                   f"aggregation and core tiers (time-weighted mean {fmt(_m(df, 'SFC', 'queue agg tw_mean_kb'))} / "
+                   f"{fmt(_m(df, 'SFC', 'queue core tw_mean_kb'))} KB per port) and stays at the incast receivers' ToR ports: "
+                   f"ToR ports toward hosts {fmt(_m(df, 'SFC', 'queue tor_down tw_mean_kb'))} KB time-weighted mean (PFC "
+                   f"{fmt(_m(df, 'PFC', 'queue tor_down tw_mean_kb'))} KB), against "
+                   f"{fmt(_m(df, 'SFC', 'queue tor_up tw_mean_kb'))} KB toward the aggregation switches (PFC "
+                   f"{fmt(_m(df, 'PFC', 'queue tor_up tw_mean_kb'))} KB); one such port held up to "
+                   f"{fmt(_m(df, 'SFC', 'queue tor_down wmax_max_kb'), 0)} KB (the egress pool's dynamic threshold, α 1, bounds a "
+                   "port at half the 15 MB shared part plus its 50 KB, ≈ 7.55 MB, when it alone holds the pool). So the ToR "
+                   "tier's queue under SFC is the last hop's, and there SFC does not reduce PFC's queue (ToR ports toward hosts: "
+                   f"{_ratio(_m(df, 'SFC', 'queue tor_down tw_mean_kb'), _m(df, 'PFC', 'queue tor_down tw_mean_kb'))} of "
+                   "PFC's time-weighted mean); the tier as a whole is lower only because PFC's backlog sits in the ToRs' "
+                   "uplink ports. The arithmetic of the incast's first round trip accounts for the last hop's queue: a "
+                   f"signal reaches a sender at least half a base RTT after the queue passes 100 KB, while each of an incast's {fan} "
+                   "flows starts at line rate with up to 187.5 KB in flight (DCQCN's window, 15 µs at 100 Gbps), so up to "
+                   f"{burst_mb:.1f} MB per incast is on its way before any signal can act. It lands on the receiver's ToR port, "
+                   "which under SFC may hold it up to the pool's threshold, where PFC's 800 KB per ingress port pushes it "
+                   "back into the aggregation and core tiers; and a pause lasts only until the queue would drain to the "
+                   "target, after which the paused senders resume together. Egress drops "
+                   f"{_m(df, 'SFC', 'drops buffer'):,.0f}, {_m(df, 'SFC', 'retransmissions'):,.0f} go-back-N resends; the "
+                   f"flows' SFC pauses add up to {fmt(_m(df, 'SFC', 'sfc flow paused ms'), 0)} ms over all flows.")
     if "SFC proxy" in ds:
+        share = _m(df, "SFC proxy", "nic paused share")
         out.append(f"- SFC with the proxy: each of the {_m(df, 'SFC proxy', 'sfc proxied'):,.0f} proxied signals becomes a PFC "
                    "PAUSE to the source's NIC, which stops every flow of the data class on that host, not only the signalled "
-                   f"one ({fmt(_m(df, 'SFC proxy', 'paused ms'), 1)} ms of NIC pause in total): the background's short messages "
-                   "from a host that also sends incast data wait behind the pause — the slides' \"small chance for "
-                   "head-of-line blocking at sender NIC\", which at 8% incast load on 120 of 320 senders per incast is not "
-                   "small here.")
+                   f"one: {fmt(_m(df, 'SFC proxy', 'paused ms'), 1)} ms of NIC pause in total, "
+                   f"{fmt(100 * share if share is not None else None, 0)} % of the hosts' time over the run (paused time / "
+                   "(320 hosts × the run's simulated time); the proxy's PAUSEs are its only ones). Measured on the background "
+                   "messages < 10 KB, split by whether their host had an incast message open when they started "
+                   f"(n {_m(df, 'SFC proxy', 'short co n'):,.0f} with, {_m(df, 'SFC proxy', 'short alone n'):,.0f} without): "
+                   f"p50 {fmt(_m(df, 'SFC proxy', 'short co p50 us'))} µs with an incast sender on the host against "
+                   f"{fmt(_m(df, 'SFC proxy', 'short alone p50 us'))} µs without, where SFC, pausing the flow alone, gives "
+                   f"{fmt(_m(df, 'SFC', 'short co p50 us'))} against {fmt(_m(df, 'SFC', 'short alone p50 us'))} µs. A host "
+                   "without incast data waits too (the \"without\" column is still far above SFC's): the proxy pauses the "
+                   "whole NIC when any one of its background flows meets a queue past the trigger. This is the "
+                   "slides' \"small chance for head-of-line blocking at sender NIC\", which at 8% incast load on 120 of 320 "
+                   "senders per incast (about 26 incasts open at once) is not small here.")
     if "DCQCN lossy" in ds:
         out.append(f"- DCQCN alone: {_m(df, 'DCQCN lossy', 'drops buffer'):,.0f} egress drops and "
-                   f"{_m(df, 'DCQCN lossy', 'retransmissions'):,.0f} go-back-N resends; ToR queues up to "
-                   f"{fmt(_m(df, 'DCQCN lossy', 'queue tor max_kb'), 0)} KB (the egress pool's dynamic threshold).")
+                   f"{_m(df, 'DCQCN lossy', 'retransmissions'):,.0f} go-back-N resends; ToR per-window maxima up to "
+                   f"{fmt(_m(df, 'DCQCN lossy', 'queue tor wmax_max_kb'), 0)} KB (the egress pool's dynamic threshold).")
     return out
+
+
+TIERS = [("tor", "ToR"), ("tor_down", "ToR → host"), ("tor_up", "ToR → agg"), ("agg", "agg"), ("core", "core"), ("nic", "host NIC")]
 
 
 def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
     ds = [d for d in DESIGNS if d in df["design"].to_list()]
+    n_seeds = df["seed"].n_unique()
     fan = s["fan_in"]
-    gap = 1e6 / 1e6 * (fan * INCAST_B * 8 / (INCAST_LOAD * HOSTS * LINK_BPS) * 1e6)
+    gap = fan * INCAST_B * 8 / (INCAST_LOAD * HOSTS * LINK_BPS) * 1e6
     drain = fan * INCAST_B * 8 / LINK_BPS * 1e6
     head = ["design"] + [f"{b[0]} p50 / p99 (n)" for b in BUCKETS] + ["incast msg p50 / p99", "incast done p50 / p99 (n, open)"]
     body = []
@@ -248,21 +366,26 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
         row = [d]
         for b in BUCKETS:
             k = f"bg {b[0]}"
-            row.append(f"{fmt(_m(df, d, k + ' p50 us'))} / {fmt(_m(df, d, k + ' p99 us'))} ({_m(df, d, k + ' n'):,.0f}"
-                       + (f", {_m(df, d, k + ' unfinished'):,.0f} open" if _m(df, d, k + " unfinished") else "") + ")")
-        row.append(f"{fmt(_m(df, d, 'incast msg p50 us'))} / {fmt(_m(df, d, 'incast msg p99 us'))}")
-        row.append(f"{fmt(_m(df, d, 'incast ct p50 us'))} / {fmt(_m(df, d, 'incast ct p99 us'))} ({_m(df, d, 'incasts'):.0f}, {_m(df, d, 'incasts unfinished'):.0f})")
+            row.append(f"{_mc(df, d, k + ' p50 us')} / {_mc(df, d, k + ' p99 us')} ({_m(df, d, k + ' n'):,.0f}"
+                       + (f", {_m(df, d, k + ' unfinished'):,.1f} open" if _m(df, d, k + " unfinished") else "") + ")")
+        row.append(f"{_mc(df, d, 'incast msg p50 us')} / {_mc(df, d, 'incast msg p99 us')}")
+        row.append(f"{_mc(df, d, 'incast ct p50 us')} / {_mc(df, d, 'incast ct p99 us')} ({_m(df, d, 'incasts'):.0f}, "
+                   f"{_m(df, d, 'incasts unfinished'):.1f})")
         body.append(row)
-    qhead = ["design"] + [f"{t} mean / p99 / max KB" for t in ("ToR", "agg", "core")] + ["PAUSE frames", "paused (ms, Σ ports)", "egress drops", "SFC signals (suppressed, proxied)", "go-back-N resends"]
-    qbody = []
-    for d in ds:
-        row = [d]
-        for t in ("tor", "agg", "core"):
-            row.append(f"{fmt(_m(df, d, f'queue {t} mean_kb'))} / {fmt(_m(df, d, f'queue {t} p99_kb'))} / {fmt(_m(df, d, f'queue {t} max_kb'), 0)}")
-        row += [f"{_m(df, d, 'pause frames'):,.0f}", fmt(_m(df, d, "paused ms"), 2), f"{_m(df, d, 'drops buffer'):,.0f}",
-                f"{_m(df, d, 'sfc signals'):,.0f} ({_m(df, d, 'sfc suppressed'):,.0f}, {_m(df, d, 'sfc proxied'):,.0f})",
-                f"{_m(df, d, 'retransmissions'):,.0f}"]
-        qbody.append(row)
+    twhead = ["design"] + [f"{label} mean / p99 / busiest port (KB)" for _, label in TIERS]
+    twbody = [[d] + [f"{_mc(df, d, f'queue {t} tw_mean_kb')} / {_mc(df, d, f'queue {t} tw_p99_kb')} / "
+                     f"{_mc(df, d, f'queue {t} tw_port_max_kb', 0)}" for t, _ in TIERS] for d in ds]
+    wmhead = ["design"] + [f"{label} mean / p99 / max (KB)" for t, label in TIERS if t != "nic"]
+    wmbody = [[d] + [f"{fmt(_m(df, d, f'queue {t} wmax_mean_kb'))} / {fmt(_m(df, d, f'queue {t} wmax_p99_kb'))} / "
+                     f"{fmt(_m(df, d, f'queue {t} wmax_max_kb'), 0)}" for t, _ in TIERS if t != "nic"] for d in ds]
+    phead = ["design", "PAUSE frames", "paused (ms, Σ ports)", "egress drops", "SFC signals (suppressed, proxied)", "go-back-N resends"]
+    pbody = [[d, _mc(df, d, "pause frames", 0), _mc(df, d, "paused ms", 1), _mc(df, d, "drops buffer", 0),
+              f"{_m(df, d, 'sfc signals'):,.0f} ({_m(df, d, 'sfc suppressed'):,.0f}, {_m(df, d, 'sfc proxied'):,.0f})",
+              _mc(df, d, "retransmissions", 0)] for d in ds]
+    chead = ["design", "host with an incast message open: n, p50 / p99 (µs)", "host without: n, p50 / p99 (µs)"]
+    cbody = [[d, f"{_m(df, d, 'short co n'):,.0f}, {_mc(df, d, 'short co p50 us')} / {_mc(df, d, 'short co p99 us')}",
+              f"{_m(df, d, 'short alone n'):,.0f}, {_mc(df, d, 'short alone p50 us')} / {_mc(df, d, 'short alone p99 us')}"]
+             for d in ds]
 
     def claim_fct(bucket: str) -> str:
         pfc50, pfc99 = _m(df, "PFC", f"bg {bucket} p50 us"), _m(df, "PFC", f"bg {bucket} p99 us")
@@ -274,11 +397,15 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
 
     def claim_q() -> str:
         parts = []
-        for t in ("tor", "agg", "core"):
-            parts.append(f"{t}: PFC p99 {fmt(_m(df, 'PFC', f'queue {t} p99_kb'))} KB, SFC {fmt(_m(df, 'SFC', f'queue {t} p99_kb'))} KB, "
-                         f"proxy {fmt(_m(df, 'SFC proxy', f'queue {t} p99_kb'))} KB")
-        return "; ".join(parts)
+        for t, label in TIERS[:5]:
+            parts.append(f"{label}: PFC {fmt(_m(df, 'PFC', f'queue {t} tw_mean_kb'))} KB, SFC {fmt(_m(df, 'SFC', f'queue {t} tw_mean_kb'))} KB "
+                         f"({_ratio(_m(df, 'SFC', f'queue {t} tw_mean_kb'), _m(df, 'PFC', f'queue {t} tw_mean_kb'))}), "
+                         f"proxy {fmt(_m(df, 'SFC proxy', f'queue {t} tw_mean_kb'))} KB")
+        return "time-weighted mean per port: " + "; ".join(parts)
 
+    seeds_txt = (f"Each cell is the mean over {n_seeds} seeds ± the half-width of its 95% interval (Student's t); a "
+                 "percentile that falls on an unfinished message is ∞ and counted (\"∞ (k of n seeds)\"); counts (n) are "
+                 "means over seeds." if n_seeds > 1 else "One seed: no intervals.")
     md = [
         f"Setting: the 320-host three-tier network (see the family's settings). Background: every host a Poisson source "
         f"at {BG_LOAD:.0%} of its link rate (wire bytes), sizes from the Google RPC distribution (`google_rpc_2008`, the "
@@ -290,18 +417,39 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
         f"{s['stop'] / 1000:g}) ms, run until all are delivered or {(s['stop'] + s['drain']) / 1000:g} ms (an unfinished "
         "message counts as ∞ in its percentiles and is counted as open). FCT: from the send call to the last byte's "
         "delivery (µs, nearest-rank percentiles). Incast done: one incast's completion, its first arrival to its last "
-        "message's delivery.",
+        "message's delivery. " + seeds_txt,
         "",
         table(head, body),
         "",
-        "Queue depth: every switch egress port's largest byte count in each 10 µs window of the measurement span (pl2's "
-        "`ports` table; a port without a row in a window held nothing), by the tier of the switch that owns the port: the "
-        "mean and p99 over (port, window) and the largest. It is a per-window maximum, not a time average: the mean "
-        "over-states the time-weighted mean by the variation within a window. PAUSE frames and paused time: summed over "
-        "all ports and priorities (with the proxy they are the proxied PAUSEs to NICs). Egress drops: frames the egress "
-        "pool refused.",
+        "Queue depth, time-weighted (the issue's definition): for every switch egress port (and, last column, every host's "
+        "NIC port) and every 10 µs window of the measurement span, the exact time-average of the bytes queued at the port "
+        "(all priorities, the frame being serialised included): the simulator integrates each port's queue over time at "
+        "every enqueue and dequeue (`ports.mean_queue_bytes`), nothing is sampled. A window without a row held the level "
+        "the port's previous window ended at (`end_queue_bytes`: a port paused by PFC holds its queue without events). "
+        "Per tier of the switch that owns the port (ToRs also split into ports toward hosts and toward aggregation "
+        "switches): *mean* = the time-average over the span, averaged over the tier's ports (exact); *p99* = the 99th "
+        "percentile over (port, window) of the 10 µs time-averages (windows are equally long, so this is time-weighted; "
+        "it smooths variation within 10 µs, so it is not the p99 of the instantaneous queue); *busiest port* = the "
+        "largest time-average over the span of one port.",
         "",
-        table(qhead, qbody),
+        table(twhead, twbody),
+        "",
+        "Queue depth, per-window maximum (kept for comparison with the family's earlier reports): the largest byte count "
+        "of each port in each 10 µs window, mean and p99 over (port, window) and the largest, means over seeds; windows "
+        "without a row at the level held (earlier reports counted them as 0, which under-stated PFC's paused queues). The "
+        "mean over-states the time-average by the variation within a window.",
+        "",
+        table(wmhead, wmbody),
+        "",
+        "PAUSE frames and paused time: summed over all ports and priorities (with the proxy they are the proxied PAUSEs "
+        "to NICs). Egress drops: frames the egress pool refused.",
+        "",
+        table(phead, pbody),
+        "",
+        "Background messages < 10 KB by whether the sending host had an incast message open (started, not delivered) "
+        "when the message started (a host that PFC or the proxy pauses holds both):",
+        "",
+        table(chead, cbody),
         "",
         "| slide claim | slides | ours |",
         "|---|---|---|",
@@ -316,14 +464,14 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
         "| (not in the slides) egress drops under SFC | \"we can have egress drops\" | "
         + ", ".join(f"{d} {_m(df, d, 'drops buffer'):,.0f}" for d in ds) + " frames |",
         "",
-        *why(df, ds),
+        *why(df, ds, s),
     ]
     if quick:
         md.insert(0, f"*Quick mode: {fan}-to-1 incasts and {s['stop'] / 1000:g} ms of arrivals; not the committed numbers.*\n")
     else:
-        md.insert(0, f"*Size: {(s['stop'] - s['warmup']) / 1000:g} ms of measured arrivals, one seed — what this 2-core machine, "
-                  "shared with two other jobs (load average ≈ 11), ran in the time there was. The counts (n) in the table are "
-                  "what the percentiles rest on: every measured incast completed, the short-message percentiles rest on "
-                  "hundreds of thousands of messages, the > 1 MB bucket on a few hundred, so its p99 is the coarsest number "
-                  "here. A longer run is `settings()` in `python/pl2/reproduce/sfc/benefit.py`.*\n")
+        md.insert(0, f"*Size: {(s['stop'] - s['warmup']) / 1000:g} ms of measured arrivals, {n_seeds} seed{'s' if n_seeds != 1 else ''} "
+                  "— what this 2-core machine, shared with other jobs, ran in the time there was. The counts (n) in the table are "
+                  "what the percentiles rest on: the short-message percentiles rest on hundreds of thousands of messages per "
+                  "seed, the > 1 MB bucket on a few hundred, so its p99 is the coarsest number here. A longer run is "
+                  "`settings()` in `python/pl2/reproduce/sfc/benefit.py`.*\n")
     return "\n".join(md)

@@ -53,10 +53,10 @@ DESIGNS = ["PFC", "SFC", "SFC proxy", "DCQCN lossy"]
 COLORS = {"PFC": "tab:red", "SFC": "tab:blue", "SFC proxy": "tab:green", "DCQCN lossy": "tab:gray"}
 
 
-def tier_of(node: str) -> str:
-    """Tier of a switch named `s<i>` in the three-tier network (ToRs, then aggs, then cores)."""
-    i = int(node[1:])
-    return "tor" if i < TORS else "agg" if i < TORS + AGGS else "core"
+def tier_expr(node: str = "node") -> pl.Expr:
+    """Tier of the switch named `s<i>` in column `node` (ToRs, then aggs, then cores)."""
+    i = pl.col(node).str.slice(1).cast(pl.Int64)
+    return pl.when(i < TORS).then(pl.lit("tor")).when(i < TORS + AGGS).then(pl.lit("agg")).otherwise(pl.lit("core"))
 
 
 def switch(design: str, fairness: bool = False) -> dict[str, Any]:
