@@ -23,6 +23,27 @@ def test_weeks_by_hand() -> None:
     assert common.weeks(False) == (500, 50)
 
 
+def test_etalon_fake_strobe_by_hand() -> None:
+    """etalon's fake strobe for 25 racks (`click_common.py:186-215`): 3 real racks and 24
+    matchings; the measured pair 0 → 1 has one day in 24, the ACKs' pair 1 → 0 the other
+    23 (entry d of a matching is the source rack of destination d). The 8-rack runs stay
+    round robin over 8 real racks; the family's hosts are etalon's 40 Gbps."""
+    d = common.scenario_dict("x", cc="cubic", quick=True, racks=25)
+    assert d["network"]["topology"]["racks"] == 3
+    ms = d["network"]["circuit"]["schedule"]["list"]
+    assert len(ms) == 24
+    assert sum(m[1] == 0 for m in ms) == 1 and sum(m[0] == 1 for m in ms) == 23
+    assert d["network"]["link"]["rate"] == "40Gbps"
+    assert d["run"]["duration"] == f"{25 * 4800}us"
+    e = common.scenario_dict("y", cc="retcp", signal_lead_us=150, quick=True, racks=8)
+    assert e["network"]["topology"]["racks"] == 8 and e["network"]["circuit"]["schedule"] == "round_robin"
+    assert e["network"]["circuit"]["signal_timing"] == "recompute"
+    plain = common.scenario_dict("z", cc="retcp", signal_lead_us=150, quick=True, racks=25, settings=())
+    assert plain["network"]["link"]["rate"] == "10Gbps" and "signal_timing" not in plain["network"]["circuit"]
+    with pytest.raises(ValueError, match="unknown"):
+        common.scenario_dict("w", cc="cubic", quick=True, settings=("tso",))
+
+
 @pytest.mark.real_native
 def test_retcp_family_quick(tmp_path: Path) -> None:
     out = tmp_path / "r"

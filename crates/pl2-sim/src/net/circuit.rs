@@ -60,6 +60,24 @@ pub enum InFlightAtNight {
     Drop,
 }
 
+/// When the circuit-state signal changes (with `signal_lead`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SignalTiming {
+    /// At every instant, exactly while the pair's circuit is up or starts within
+    /// `signal_lead` (so it clears when the day ends). Default.
+    #[default]
+    Exact,
+    /// As etalon's schedule runner sets it (click-etalon
+    /// `elements/standard/run_schedule.cc:439-481`): the ECE map is recomputed only when a
+    /// day or a night comes within `signal_lead` (at each day start or day end b, at
+    /// b − `signal_lead`), and holds the pairs whose circuit is up then or starts within
+    /// `signal_lead`; between recomputations it keeps that value, so a pair's signal can
+    /// stay on after its day ends (with 180 µs days, 20 µs nights and a 150 µs lead, for
+    /// 50 µs). With a lead of 0 it is `exact`.
+    Recompute,
+}
+
 /// `[network.circuit]`: the circuit switch's schedule (used with `topology.kind =
 /// "hybrid_racks"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -81,6 +99,8 @@ pub struct CircuitConfig {
     /// within `signal_lead`, and clears it otherwise (reTCP, slides 27-30; TCP reads
     /// the bit as ECN-Echo). Default none (no signal).
     pub signal_lead: Option<Duration>,
+    /// When the signal changes: `"exact"` (default) or `"recompute"` (etalon's).
+    pub signal_timing: SignalTiming,
     /// Start of the circuit counters and the latency histogram (warm-up excluded).
     /// Default 0.
     pub stats_from: Duration,
@@ -95,6 +115,7 @@ impl Default for CircuitConfig {
             night_packet_path: NightPacketPath::Open,
             in_flight_at_night: InFlightAtNight::Deliver,
             signal_lead: None,
+            signal_timing: SignalTiming::Exact,
             stats_from: Duration::ZERO,
         }
     }
@@ -309,6 +330,25 @@ impl Schedule {
         self.up(src, dst, t) || self.next_start(src, dst, t).is_some_and(|s| s.0 - t.0 <= lead.0)
     }
 
+    /// The circuit-state signal of `src → dst` at `t` with lead `lead` (see
+    /// [`SignalTiming`]): `exact` is `up_or_due` at `t`; `recompute` is `up_or_due` at the
+    /// latest recomputation at or before `t`, b − `lead` for the latest day start or day
+    /// end b at or before `t + lead` (time 0 before the first).
+    #[inline]
+    pub fn signal(&self, src: u32, dst: u32, t: SimTime, lead: Duration, timing: SignalTiming) -> bool {
+        let at = match timing {
+            SignalTiming::Exact => t,
+            SignalTiming::Recompute if self.fixed => t,
+            SignalTiming::Recompute => {
+                let x = t.0 + lead.0;
+                let k = x / self.slot;
+                let b = if x - k * self.slot >= self.day { k * self.slot + self.day } else { k * self.slot };
+                SimTime(b.saturating_sub(lead.0))
+            }
+        };
+        self.up_or_due(src, dst, at, lead)
+    }
+
     /// The next day start or day end strictly after `t` (`None`: a fixed schedule).
     pub fn next_boundary(&self, t: SimTime) -> Option<SimTime> {
         if self.fixed {
@@ -413,6 +453,30 @@ mod tests {
         // τ longer than the gap to the next circuit: it never shrinks.
         let always = VoqConfig { resize: Some(ResizeConfig { tau: Duration::from_us(1220), small: 16, large: 50 }), ..v };
         assert!((0..2800).all(|t| always.capacity(&s, 0, 3, us(t)) == 50));
+    }
+
+    /// etalon's recomputed signal, worked by hand from `run_schedule.cc:439-481` for pair
+    /// 0 → 3 (day [400, 580) µs of the 8-rack week) with a 150 µs lead. Boundaries: day
+    /// starts at multiples of 200 µs, day ends at 180 + multiples of 200; recomputations at
+    /// each boundary less 150 µs: 230 (380), 250 (400), 430 (580), 450 (600), 630 (780).
+    /// At 250 the pair's day is 150 µs ahead: on (as the exact signal). At 450 the pair's
+    /// day is up: still on, and nothing recomputes until 630, when the day [600, 780) of
+    /// 0 → 4 holds and 0 → 3 is a week away: off, 50 µs after the day ended at 580.
+    #[test]
+    fn recomputed_signal_lingers_after_the_day_as_etalons() {
+        let s = etalon();
+        let lead = Duration::from_us(150);
+        let sig = |t: SimTime| s.signal(0, 3, t, lead, SignalTiming::Recompute);
+        assert!(!sig(SimTime(us(250).0 - 1)));
+        assert!(sig(us(250)), "rises exactly lead before the day, as the exact signal");
+        assert!(sig(us(579)));
+        assert!(sig(us(580)), "the day has ended; the map computed at 450 µs still holds the pair");
+        assert!(!s.signal(0, 3, us(580), lead, SignalTiming::Exact));
+        assert!(sig(SimTime(us(630).0 - 1)));
+        assert!(!sig(us(630)), "cleared at the recomputation for the day end at 780 µs");
+        // A lead of 0 is the exact signal at every microsecond of two weeks.
+        let z = Duration::ZERO;
+        assert!((0..2800).all(|t| s.signal(0, 3, us(t), z, SignalTiming::Recompute) == s.signal(0, 3, us(t), z, SignalTiming::Exact)));
     }
 
     #[test]

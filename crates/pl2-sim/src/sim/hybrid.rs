@@ -17,7 +17,8 @@
 //!   acknowledgement frames (`PktKind::Ack`: the network's own frame kind, header-only
 //!   frames travelling back to a sender) delivered by a ToR to its hosts, set while the
 //!   circuit from the host's rack to the acknowledging rack is up or due within
-//!   `signal_lead`, cleared otherwise.
+//!   `signal_lead`, cleared otherwise (`signal_timing = "recompute"`: as of the last time
+//!   etalon's runner would have recomputed it).
 //! - Counters (from `stats_from`): bytes each rack pair's circuit and packet path
 //!   carried, and a histogram of data frames' latency from their arrival at the source
 //!   ToR until their last bit reaches the destination ToR (etalon's latency, see
@@ -256,7 +257,7 @@ impl Simulation {
         if dst_rack == index {
             if let (Some(lead), PktKind::Ack) = (h.cfg.signal_lead, pk.kind) {
                 if src_rack != index {
-                    if h.sched.up_or_due(index, src_rack, now, lead) {
+                    if h.sched.signal(index, src_rack, now, lead, h.cfg.signal_timing) {
                         pk.flags |= flags::CE;
                         h.stats.signal_set += 1;
                     } else {

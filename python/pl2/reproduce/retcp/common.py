@@ -10,16 +10,26 @@ Every choice the slides leave open is a constant here, stated in the family's re
   Gbps, 30 µs; 9000 B MTU (etalon `etc/python_config.py:64-76`). Round-robin schedule,
   180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Night packet
   path open, frames in flight at night delivered.
-- Host links 10 Gbps (16 × 10 Gbps can fill the circuit), 100 ns. Switch pipelines 0
-  (etalon's switch is one software element whose delays are the links'), store and
-  forward; the switches' shared buffers are large (64 MB) so that a VOQ is the only place
-  a frame can be dropped.
-- Hosts: pl2's TCP (SACK, RACK-TLP, delayed ACKs every second segment or 40 µs, no
-  segmentation offload: each 8960 B segment is its own frame; initial window 10; 1 ms
-  minimum RTO). RACK-TLP because etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon
-  `bin/kernel_install.sh:38`), whose defaults have it on (`tcp_recovery` = 1: RACK beside
-  the duplicate-ACK rules; `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts
-  change neither.
+- Host links 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
+  TDF, a netem rate on each container, `experiments/common.py:481-483`), 100 ns. Switch
+  pipelines 0 (etalon's switch is one software element whose delays are the links'),
+  store and forward; the switches' shared buffers are large (64 MB) so that a VOQ is the
+  only place a frame can be dropped.
+- Hosts: pl2's TCP (SACK, RACK-TLP, delayed ACKs every second segment, no segmentation
+  offload: each 8960 B segment is its own frame; initial window 10). RACK-TLP because
+  etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon `bin/kernel_install.sh:38`),
+  whose defaults have it on (`tcp_recovery` = 1: RACK beside the duplicate-ACK rules;
+  `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts change neither.
+  Linux's timers in emulated time: etalon dilates time by TDF = 20 (`etc/python_config.py:11`)
+  with libVT, a user-space interposition library (etalon `README.md:136-137`), so the
+  hosts' kernels keep real time: the 200 ms minimum RTO is 10 ms of emulated time, the
+  40 ms delayed-ACK timer (TCP_ATO_MIN) 2 ms.
+- etalon's circuit-state signal (`signal_timing = "recompute"`, click-etalon
+  `elements/standard/run_schedule.cc:439-481`), and, for the 25-rack runs, etalon's "fake
+  strobe" (`experiments/click_common.py:186-215`): 3 real racks, the measured pair's
+  circuit one day in 24, the reverse pair's (the ACKs' path) in the 23 others.
+- Each of these etalon settings is a switch (`SETTINGS`); `results/retcp/report.md` measures
+  what each changes ("The gap to the abstract").
 - 16 flows, host i of rack 0 to host i of rack 1, each a closed loop of 1 GB messages
   (never finishing within the run): long-lived.
 """
@@ -54,6 +64,18 @@ FLOWS = 16
 SRC_RACK, DST_RACK = 0, 1
 
 
+#: etalon's settings the family runs with (module doc): host links 40 Gbps, Linux's timers
+#: in emulated time, etalon's recomputed circuit-state signal, and its 3-rack fake strobe
+#: (only where the runs stand for etalon's 25 racks; the 8-rack runs are the issue's round
+#: robin over 8 real racks).
+SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe")
+
+
+def settings_for(racks: int) -> tuple[str, ...]:
+    """The family's settings for a run standing for `racks` racks."""
+    return tuple(s for s in SETTINGS if s != "fake_strobe" or racks == ETALON_RACKS)
+
+
 def weeks(quick: bool) -> tuple[int, int]:
     return WEEKS[quick]
 
@@ -66,22 +88,37 @@ def preamble() -> list[str]:
         f"- Network: {RACKS} racks × {HOSTS_PER_RACK} hosts; packet network 10 Gbps / 5 µs, circuit network 80 Gbps / "
         f"30 µs (ToR to ToR); MTU 9000 B; round-robin circuits, {DAY_US} µs days and {NIGHT_US} µs nights, a "
         f"{week_us(RACKS)} µs week (the issue's {RACKS} racks), and, where marked, etalon's {ETALON_RACKS}-rack fake strobe as the "
-        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week); host links 10 Gbps; VOQ per destination rack, the only place frames are dropped.",
+        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); host links 40 Gbps (etalon's); VOQ per "
+        "destination rack, the only place frames are dropped. Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
+        "hosts ran them under time dilation (10 ms minimum RTO, 2 ms delayed-ACK timer), no segmentation offload "
+        "(`retcp/common.py`, `docs/model.md`).",
         f"- Traffic: {FLOWS} long-lived TCP flows, host i of rack 0 → host i of rack 1; {warm} warm-up weeks, then "
         f"{measured} measured weeks (quick: {weeks(True)[1]} + {weeks(True)[0]}).",
         "- Circuit utilisation: payload bytes the 0 → 1 circuit carried over 80 Gbps × the time it was up in the measured "
         "weeks (etalon: `buffers_graphs.py:157-179`). Latency: per data frame of more than 1000 B of payload, from its "
         "arrival at rack 0's ToR to its last bit at rack 1's ToR (etalon logs each packet's time through its hybrid "
-        "switch, `parse_logs.py:497-511`).",
+        "switch, `parse_logs.py:497-511`). No completion times: the flows are long-lived, and an ideal completion time is "
+        "not defined on a network whose paths change with the schedule (`docs/model.md`, \"Ideal completion times\").",
     ]
 
 
-def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, int] | None = None,
-             signal_lead_us: float | None = None, mark_threshold: int | None = None, quick: bool,
-             retcp_base: str = "reno", racks: int = RACKS) -> Scenario:
+def scenario(name: str, **kw: Any) -> Scenario:
     """The family's run: the 16 flows over the hybrid network with VOQs of `capacity`
     frames (or resized `(tau_us, small, large)`), TCP `cc`, and the circuit-state
-    signal `signal_lead_us` ahead when set."""
+    signal `signal_lead_us` ahead when set (the settings of `scenario_dict`)."""
+    return Scenario.from_dict(scenario_dict(name, **kw))
+
+
+def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, int] | None = None,
+                  signal_lead_us: float | None = None, mark_threshold: int | None = None, quick: bool,
+                  retcp_base: str = "reno", racks: int = RACKS,
+                  settings: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """`scenario` as the dictionary it is built from. `settings`: which of etalon's
+    `SETTINGS` to apply (default `settings_for(racks)`); `racks` is the rack count the
+    schedule stands for (with `fake_strobe`, 3 real racks)."""
+    on = set(settings_for(racks) if settings is None else settings)
+    if unknown := on - set(SETTINGS):
+        raise ValueError(f"unknown reTCP family settings {sorted(unknown)}; use some of {SETTINGS}")
     measured, warm = weeks(quick)
     warm_us = warm * week_us(racks)
     total_us = (measured + warm) * week_us(racks)
@@ -93,9 +130,19 @@ def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, 
         voq["mark_threshold_packets"] = mark_threshold
     circuit: dict[str, Any] = {"schedule": "round_robin", "day": f"{DAY_US}us", "night": f"{NIGHT_US}us",
                                "stats_from": f"{warm_us}us"}
+    real_racks = racks
+    if "fake_strobe" in on and racks > 3:
+        # etalon's 1/2/0 (the 23 other days: 1 → 0, 2 → 1, 0 → 2) and 2/0/1 (0 → 1, the
+        # measured pair, with 1 → 2 and 2 → 0), racks renumbered so that its r2 → r3 is 0 → 1.
+        real_racks = 3
+        circuit["schedule"] = {"list": [[1, 2, 0]] * (racks - 2) + [[2, 0, 1]]}
     if signal_lead_us is not None:
         circuit["signal_lead"] = f"{signal_lead_us}us"
+        if "signal_recompute" in on:
+            circuit["signal_timing"] = "recompute"
     transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
+    if "linux_timers" in on:
+        transport |= {"min_rto": "10ms", "delayed_ack_timeout": "2ms"}
     if cc == "retcp" and retcp_base != "reno":
         transport["retcp"] = {"base": retcp_base}
     workloads = [{"kind": "persistent", "senders": [SRC_RACK * HOSTS_PER_RACK + i],
@@ -104,9 +151,9 @@ def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, 
         "name": name,
         "run": {"duration": f"{total_us}us", "warmup": f"{warm_us}us", "stop_when_delivered": False},
         "network": {
-            "topology": {"kind": "hybrid_racks", "racks": racks, "hosts_per_rack": HOSTS_PER_RACK,
+            "topology": {"kind": "hybrid_racks", "racks": real_racks, "hosts_per_rack": HOSTS_PER_RACK,
                          "packet": {"rate": "10Gbps", "delay": "5us"}, "circuit": {"rate": "80Gbps", "delay": "30us"}},
-            "link": {"rate": "10Gbps"},
+            "link": {"rate": "40Gbps" if "host_40g" in on else "10Gbps"},
             "mtu": f"{MTU}B",
             "switch": {"latency": "0ns", "cut_through": False, "buffer": "64MB", "dynamic_thresholds": False},
             "circuit": circuit,
@@ -116,7 +163,7 @@ def scenario(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, int, 
         "transport": transport,
         "workload": workloads,
     }
-    return Scenario.from_dict(d)
+    return d
 
 
 def measures(summary: dict[str, Any]) -> dict[str, Any]:
@@ -139,4 +186,6 @@ def measures(summary: dict[str, Any]) -> dict[str, Any]:
         "frames": lat["frames"],
         "signal_set": c["signal_set"],
         "measured_us": span_s * 1e6,
+        # over the whole run (warm-up included), every sender
+        "timeouts": (summary.get("tcp") or {}).get("timeouts", 0),
     }

@@ -31,5 +31,8 @@ def run(ctx: Context) -> str:
                       ", ".join(f"{k}: {v:.0f}" for k, v in ours.items()), all(39 <= v <= 58 for v in ours.values()))
         out += [f"**{racks} racks**:", "", sweep.result_table(df, labels, SLIDES, "variant"), ""]
     out += ["The slide's bars (17 Linux variants at 42-55 %, one at 26 %) cannot be matched name by name from the slide's "
-            "text; pl2 has four of them. All four land in the slide's band at both rack counts (the table; with RACK-TLP since the hosts model Linux 4.15, `docs/model.md`).", ""]
+            "text; pl2 has four of them. etalon's log gives the values behind the bars (`graphs/nsdi2020/1581462196-nsdi2020.txt:"
+            "9`): reno 53.2, cubic 48.7, dctcp 45.5 % (and reTCP at static 16 packets 52.7 %, line 85). With pl2's "
+            "earlier setting (10 Gbps host links, 1 ms minimum RTO) the four gave 46, 46, 42, 47 % at 25 racks; with etalon's "
+            "40 Gbps host links and Linux's timers each is higher (the table), as static CUBIC is (`retcp-static`).", ""]
     return "\n".join(out)
