@@ -99,30 +99,47 @@ pub struct EventQueue {
     seq: u32,
     popped: u64,
     /// The entry popped last, for [`EventQueue::unpop`].
-    last: Option<u128>,
+    last: u128,
+    /// Debug builds check that `unpop` comes right after a `pop`.
+    #[cfg(debug_assertions)]
+    last_valid: bool,
 }
 
 impl EventQueue {
+    /// Inlined: a call's register saves cost a third of a push (callgrind, A).
+    #[inline]
     pub fn push(&mut self, time: SimTime, ev: Ev) {
         if self.seq == u32::MAX {
             self.renumber();
         }
         self.seq += 1;
-        self.last = None;
+        #[cfg(debug_assertions)]
+        {
+            self.last_valid = false;
+        }
         self.heap.push((time.0 as u128) << 64 | (self.seq as u128) << 32 | ev.encode() as u128);
     }
 
     pub fn pop(&mut self) -> Option<(SimTime, Ev)> {
         let k = self.heap.pop()?;
         self.popped += 1;
-        self.last = Some(k);
+        self.last = k;
+        #[cfg(debug_assertions)]
+        {
+            self.last_valid = true;
+        }
         Some((SimTime((k >> 64) as u64), Ev::decode(k as u32)))
     }
 
     /// Puts back the event just popped, with its place in the order: the run loop pops
     /// before it knows whether the event is past its end. Only valid right after `pop`.
     pub fn unpop(&mut self) {
-        let k = self.last.take().expect("unpop right after a pop");
+        #[cfg(debug_assertions)]
+        {
+            assert!(self.last_valid, "unpop right after a pop");
+            self.last_valid = false;
+        }
+        let k = self.last;
         self.popped -= 1;
         self.heap.push_front(k);
     }

@@ -116,7 +116,13 @@ impl BitsPerSec {
     }
     /// Time to serialise `bytes` at this rate, rounded up to the next picosecond so that a
     /// link never runs faster than its rate.
+    #[inline]
     pub fn tx_time(self, bytes: u64) -> Duration {
+        // Every frame (below 2.3 MB) fits the product in 64 bits: one 64-bit division
+        // instead of a 128-bit one (a library call); the same result.
+        if let Some(num) = bytes.checked_mul(8 * PS_PER_S) {
+            return Duration(num.div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * PS_PER_S as u128;
         let r = self.0 as u128;
         Duration(num.div_ceil(r) as u64)

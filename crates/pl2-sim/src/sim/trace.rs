@@ -14,8 +14,17 @@ pub(crate) struct Tracer {
 }
 
 impl Simulation {
-    #[inline]
+    /// Records `event` if a trace is on: the check is inlined into every call site, the
+    /// recording is not (a run without a trace pays one branch per call).
+    #[inline(always)]
     pub(crate) fn trace(&mut self, event: TraceEvent, node: u32, port: u32, pkt: PktId) {
+        if self.tracer.is_some() {
+            self.trace_record(event, node, port, pkt);
+        }
+    }
+
+    #[inline(never)]
+    fn trace_record(&mut self, event: TraceEvent, node: u32, port: u32, pkt: PktId) {
         let Some(t) = self.tracer.as_mut() else { return };
         let now = self.now;
         let p = self.arena.get(pkt);
