@@ -195,7 +195,8 @@ fn mean_rate(recs: &Records, f: u32, from: u64, to: u64) -> f64 {
 fn incast_shares(cfg: RoceConfig, label: &str, converge: bool) -> (f64, u64) {
     let (sim, recs, st) = incast(4, 4_000_000, cfg, 1);
     all_delivered_once(&recs, 4);
-    assert!(st.cnps_received > 0 && st.rate_decreases > 0, "{label}: {st:?}");
+    let dcqcn = sim.module_stats().layers.dcqcn.expect("RoCE runs over the DCQCN layer");
+    assert!(st.cnps_sent > 0 && dcqcn.cnps_received > 0 && dcqcn.rate_decreases > 0, "{label}: {st:?} {dcqcn:?}");
     assert_eq!(sim.counters().total_drops(), 0, "{label}");
     let fct: Vec<u64> = (0..4).map(|i| took(&recs, i)).collect();
     let (lo, hi) = (*fct.iter().min().unwrap(), *fct.iter().max().unwrap());
