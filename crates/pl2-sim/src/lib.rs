@@ -8,6 +8,7 @@ pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod framing;
+pub mod layer;
 pub mod metrics;
 pub mod net;
 pub mod packet;

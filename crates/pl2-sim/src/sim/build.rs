@@ -207,6 +207,7 @@ impl Simulation {
                 thread_queue: vec![VecDeque::new(); hc.threads as usize],
                 shared_queue: VecDeque::new(),
                 timers: vec![Vec::new(); transport_cfgs.len()],
+                layer_timers: vec![Vec::new(); transport_cfgs.len()],
                 up: true,
                 goodput: LazyWindow::default(),
                 tx_notify: None,
@@ -242,11 +243,14 @@ impl Simulation {
 
         let host_rate = ports[host_port[0] as usize].rate;
         let mut transports = Vec::with_capacity(transport_cfgs.len() * n_hosts as usize);
+        let mut layers = Vec::with_capacity(transport_cfgs.len() * n_hosts as usize);
         for (t, cfg) in transport_cfgs.iter().enumerate() {
             let field = field_of(t);
             for h in 0..n_hosts {
                 let link_rate = ports[host_port[h as usize] as usize].rate;
-                transports.push(cfg.host(&HostSite { host: h, net: &net, host_rate, link_rate, field: &field, seed, paths: routes.path_count(), base_rtt })?);
+                let site = HostSite { host: h, net: &net, host_rate, link_rate, field: &field, seed, paths: routes.path_count(), base_rtt };
+                transports.push(cfg.host(&site)?);
+                layers.push(cfg.layer(&site)?.map(|l| l.host(&site)).transpose()?);
             }
         }
 
@@ -297,6 +301,7 @@ impl Simulation {
             switches,
             routes,
             transports,
+            layers,
             path_modes: std::array::from_fn(|t| transport_cfgs.get(t).and_then(|c| c.paths())),
             transport_cfgs,
             arena: PacketArena::default(),

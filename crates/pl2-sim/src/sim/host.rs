@@ -3,6 +3,7 @@
 
 use super::Simulation;
 use crate::engine::{Ev, TimerSlot};
+use crate::layer::{Consumed, LAYER_TIMER};
 use crate::metrics::{DropReason, GoodputWindow};
 use crate::packet::{flags, PktId, PktKind};
 use crate::transport::{Actions, Protocol};
@@ -42,6 +43,7 @@ impl Simulation {
                 let tp = self.msgs[slot as usize].transport;
                 let mut acts = std::mem::take(&mut self.actions);
                 let now = self.now;
+                self.layer_on_message(h, tp, &info);
                 self.transport_mut(tp, h).on_message(now, &info, &mut acts);
                 self.apply_actions(h, tp, acts);
             }
@@ -51,13 +53,16 @@ impl Simulation {
     /// Carries out what transport `tp` of host `h` asked for, then returns the buffer for
     /// reuse.
     pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Actions) {
+        self.layer_on_actions(h, tp, &mut acts);
         let now = self.now;
         if !acts.sends.is_empty() {
             self.hand_over(h, tp, &acts);
         }
         for &(id, at) in &acts.timers {
-            let timers = &mut self.hosts[h as usize].timers[tp as usize];
-            let id_us = id as usize;
+            // A host layer's timers have an id space of their own.
+            let host = &mut self.hosts[h as usize];
+            let timers = if id & LAYER_TIMER != 0 { &mut host.layer_timers[tp as usize] } else { &mut host.timers[tp as usize] };
+            let id_us = (id & !LAYER_TIMER) as usize;
             if id_us >= timers.len() {
                 timers.resize(id_us + 1, u32::MAX);
             }
@@ -230,7 +235,9 @@ impl Simulation {
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
         let mut acts = std::mem::take(&mut self.actions);
         let now = self.now;
-        self.transport_mut(p.transport(), h).on_packet(now, &p, &view, &mut acts);
+        if self.layer_on_packet(h, p.transport(), &p, &mut acts) == Consumed::No {
+            self.transport_mut(p.transport(), h).on_packet(now, &p, &view, &mut acts);
+        }
         self.apply_actions(h, p.transport(), acts);
         self.critical = None;
         if p.kind == PktKind::Data {
@@ -239,7 +246,7 @@ impl Simulation {
         }
     }
 
-    /// A transport timer fired.
+    /// A transport's (or its host layer's) timer fired.
     pub(crate) fn on_timer(&mut self, g: u32) {
         use crate::engine::TimerFire;
         let (slot, h, tp, id) = &mut self.timers[g as usize];
@@ -253,7 +260,11 @@ impl Simulation {
                 }
                 let mut acts = std::mem::take(&mut self.actions);
                 let now = self.now;
-                self.transport_mut(tp, h).on_timer(now, id, &mut acts);
+                if id & LAYER_TIMER != 0 {
+                    self.layer_on_timer(h, tp, id & !LAYER_TIMER, &mut acts);
+                } else {
+                    self.transport_mut(tp, h).on_timer(now, id, &mut acts);
+                }
                 self.apply_actions(h, tp, acts);
             }
         }

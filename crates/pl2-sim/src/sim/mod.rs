@@ -23,6 +23,7 @@ mod faults;
 mod host;
 mod hybrid;
 mod ideal;
+mod layers;
 mod messages;
 mod network;
 mod pfc;
@@ -77,6 +78,8 @@ pub struct Simulation {
     /// Every host's instance of every transport: transport `t` of host `h` is at
     /// `t * hosts + h`.
     pub(crate) transports: Vec<HostTransport>,
+    /// The host layer under each transport instance, if it runs over one (same index).
+    pub(crate) layers: Vec<Option<crate::layer::HostLayers>>,
     /// The run's transports: index 0 is the default.
     pub(crate) transport_cfgs: Vec<TransportConfig>,
     /// Per transport index: how its frames spread over equal-cost next hops (`None`: each
@@ -219,6 +222,9 @@ impl Simulation {
         }
         for t in &self.transports {
             t.report(&mut st);
+        }
+        for l in self.layers.iter().flatten() {
+            l.report(&mut st.layers);
         }
         st
     }

@@ -84,6 +84,8 @@ pub(crate) struct Host {
     /// Global timer index of each transport's timer ids, by transport then id
     /// (`u32::MAX`: none yet).
     pub timers: Vec<Vec<u32>>,
+    /// The same for each transport's host layer's timer ids.
+    pub layer_timers: Vec<Vec<u32>>,
     pub up: bool,
     pub goodput: LazyWindow,
     /// The frame being serialised, if its transport asked to hear when it is done

@@ -253,6 +253,7 @@ impl Simulation {
                     if self.hosts[h as usize].up {
                         let mut acts = std::mem::take(&mut self.actions);
                         self.transport_mut(pk.transport(), h).on_tx_done(now, &pk, &mut acts);
+                        self.layer_on_tx_done(h, pk.transport(), &pk, &mut acts);
                         self.apply_actions(h, pk.transport(), acts);
                     }
                 }

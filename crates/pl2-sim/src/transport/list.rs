@@ -37,6 +37,13 @@ macro_rules! transports {
                 }
             }
 
+            /// The host layer it runs over on the host `at` describes, if any.
+            pub fn layer(&self, at: &$crate::transport::HostSite<'_>) -> Result<Option<$crate::layer::LayerConfig>, $crate::error::BuildError> {
+                match self {
+                    $( TransportConfig::$variant(c) => <$module::$marker as $crate::transport::Transport>::layer(c, at), )+
+                }
+            }
+
             /// Its instance on the host `at` describes.
             pub fn host(&self, at: &$crate::transport::HostSite<'_>) -> Result<HostTransport, $crate::error::BuildError> {
                 match self {
@@ -102,6 +109,18 @@ macro_rules! transports {
                     $( HostTransport::$variant(t) => t.frames_if_never_resent(size), )+
                 }
             }
+            #[inline]
+            fn sendable(&self, flow: (u32, u16), rate: $crate::units::BitsPerSec) -> Option<$crate::units::SimTime> {
+                match self {
+                    $( HostTransport::$variant(t) => t.sendable(flow, rate), )+
+                }
+            }
+            #[inline]
+            fn pull(&mut self, now: $crate::units::SimTime, flow: (u32, u16), out: &mut $crate::transport::Actions) -> Option<$crate::transport::Pulled> {
+                match self {
+                    $( HostTransport::$variant(t) => t.pull(now, flow, out), )+
+                }
+            }
         }
 
         /// Every module's counters summed over a run, by module name: `None` when the run
@@ -110,6 +129,9 @@ macro_rules! transports {
         #[derive(Clone, Debug, Default, PartialEq)]
         pub struct ModuleStats {
             $( pub $module: Option<<$module::$marker as $crate::transport::Transport>::Stats>, )+
+            /// The host layers' counters (serialised after the transports', one key per
+            /// used layer).
+            pub layers: $crate::layer::LayerStats,
         }
 
         impl ModuleStats {
@@ -122,6 +144,7 @@ macro_rules! transports {
                         out.extend($crate::transport::StatsSection::diagnose(s, run));
                     }
                 )+
+                out.extend(self.layers.diagnose(run));
                 out
             }
         }
@@ -135,6 +158,7 @@ macro_rules! transports {
                         m.serialize_entry(stringify!($module), &self.$module)?;
                     }
                 )+
+                self.layers.serialize_into(&mut m)?;
                 m.end()
             }
         }

@@ -109,6 +109,12 @@ pub struct Actions {
     pub goodput_bytes: u64,
     /// Values published for the probe table: (flow, name, value).
     pub probes: Vec<(u32, &'static str, f64)>,
+    /// Messages (slot, generation) whose sender state is gone (the last acknowledgement
+    /// arrived): the host layer below closes their flows.
+    pub finished: Vec<(u32, u16)>,
+    /// A flow may have become sendable (work, window or a pause changed): the host layer
+    /// below picks frames again ([`Protocol::sendable`]).
+    pub wake: bool,
 }
 
 impl Actions {
@@ -119,6 +125,8 @@ impl Actions {
         self.released.clear();
         self.goodput_bytes = 0;
         self.probes.clear();
+        self.finished.clear();
+        self.wake = false;
     }
     pub fn set_timer(&mut self, id: u32, at: SimTime) {
         self.timers.push((id, Some(at)));
@@ -159,6 +167,26 @@ pub trait Protocol {
     fn frames_if_never_resent(&self, _size: u64) -> Option<u32> {
         None
     }
+    /// For a transport over a pacing host layer: when the flow of message `flow` (slot,
+    /// generation) may send its next frame as far as the transport is concerned (`None`:
+    /// nothing it may send now — no work, or its window is full at the flow's `rate`).
+    /// Default: never (the transport pushes its frames itself).
+    fn sendable(&self, _flow: (u32, u16), _rate: crate::units::BitsPerSec) -> Option<SimTime> {
+        None
+    }
+    /// The layer picked the flow of message `flow`: build its next frame into
+    /// `out.sends` now. Called only when [`Protocol::sendable`] allowed it.
+    fn pull(&mut self, _now: SimTime, _flow: (u32, u16), _out: &mut Actions) -> Option<Pulled> {
+        None
+    }
+}
+
+/// The frame a transport built when its host layer pulled it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Pulled {
+    /// Its sequence number (what the NIC reports back on transmit) and wire bytes.
+    pub seq: u32,
+    pub wire: u64,
 }
 
 /// A boxed protocol answers as the protocol it holds (large host states are boxed so the
@@ -186,5 +214,13 @@ impl<P: Protocol + ?Sized> Protocol for Box<P> {
     }
     fn frames_if_never_resent(&self, size: u64) -> Option<u32> {
         (**self).frames_if_never_resent(size)
+    }
+    #[inline]
+    fn sendable(&self, flow: (u32, u16), rate: crate::units::BitsPerSec) -> Option<SimTime> {
+        (**self).sendable(flow, rate)
+    }
+    #[inline]
+    fn pull(&mut self, now: SimTime, flow: (u32, u16), out: &mut Actions) -> Option<Pulled> {
+        (**self).pull(now, flow, out)
     }
 }

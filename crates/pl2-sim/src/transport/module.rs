@@ -34,6 +34,11 @@ pub trait Transport {
     fn install(_cfgs: &[TransportConfig], _net: &NetSite<'_>) -> Result<Vec<Installed>, BuildError> {
         Ok(Vec::new())
     }
+    /// The host layer it runs over on the host `at` describes (`crate::layer`), built
+    /// beside each of its instances. Default: none.
+    fn layer(_cfg: &Self::Config, _at: &HostSite<'_>) -> Result<Option<crate::layer::LayerConfig>, BuildError> {
+        Ok(None)
+    }
     /// Adds a host instance's counters to the run's. Default: nothing to report.
     fn report(_host: &Self::Host, _stats: &mut ModuleStats) {}
     /// How its frames spread over equal-cost paths, overriding the switches' `ecmp`

@@ -193,9 +193,17 @@ fn mean_rate(recs: &Records, f: u32, from: u64, to: u64) -> f64 {
 /// first finishes, each flow's mean rate is within 25% of every other's. Returns the
 /// sum of those means (Gbps) and the last completion (ps).
 fn incast_shares(cfg: RoceConfig, label: &str, converge: bool) -> (f64, u64) {
-    let (sim, recs, st) = incast(4, 4_000_000, cfg, 1);
+    let (sim, recs, st) = incast(4, 4_000_000, cfg.clone(), 1);
     all_delivered_once(&recs, 4);
-    assert!(st.cnps_received > 0 && st.rate_decreases > 0, "{label}: {st:?}");
+    let dcqcn = sim.module_stats().layers.dcqcn.expect("RoCE runs over the DCQCN layer");
+    assert!(st.cnps_sent > 0 && dcqcn.cnps_received > 0 && dcqcn.rate_decreases > 0, "{label}: {st:?} {dcqcn:?}");
+    if !cfg.resolve(BitsPerSec::gbps(100)).unwrap().dcqcn.cnp_on_ack {
+        // CNP frames are conserved: every one the receivers sent reached the senders'
+        // layer (nothing is lost), which took it in or found its flow finished, and none
+        // reached RoCE (whose stale count would have taken it).
+        assert_eq!(st.cnps_sent, dcqcn.cnps_received + dcqcn.stale_cnps, "{label}");
+        assert_eq!(st.stale_control, 0, "{label}");
+    }
     assert_eq!(sim.counters().total_drops(), 0, "{label}");
     let fct: Vec<u64> = (0..4).map(|i| took(&recs, i)).collect();
     let (lo, hi) = (*fct.iter().min().unwrap(), *fct.iter().max().unwrap());

@@ -10,13 +10,15 @@
 //!   { kind = "red", min, max, p_max, at_dequeue = true }`; a step when `min = max`), not
 //!   this module. Only data frames are ECT ([`wire`]).
 //! - Notification point: the receiver's CNPs ([`receiver`]).
-//! - Reaction point: [`dcqcn`], one per flow, driving the sender's pacer ([`sender`]).
+//! - Reaction point: the DCQCN host layer below RoCE (`layer/dcqcn/`): a rate limiter
+//!   per flow and the NIC's scheduler, which pulls RoCE's frames (the host layer paces);
+//!   CNPs are consumed there and never reach this module. RoCE declares the layer with
+//!   the DCQCN parameters its `preset` and fields decide ([`Roce`]'s `Transport::layer`).
 //!
-//! Pacing is done inside the transport with a timer, not by the host layer designed in
-//! `docs/architecture.md` (which is not built yet): the sender keeps up to
-//! `tx_pipeline_frames` data frames between itself and the wire (one with no send path)
-//! and releases the next when the line and its flow's rate allow (see [`sender`]).
-//! A flow is one message (its own QP, as in HPCC's simulator), starting at line rate.
+//! The sender is a frame source for that layer: it says when each flow may send (work,
+//! window, SFC pause) and builds the flow's next frame when the layer picks it (see
+//! [`sender`]). A flow is one message (its own QP, as in HPCC's simulator), starting at
+//! line rate.
 //!
 //! Source Flow Control (`sim/sfc.rs`): a switch's SFC signal names the flow of the data
 //! frame that triggered it; the sender pauses that flow alone for the signal's duration
@@ -25,11 +27,10 @@
 //! Settings: [`RoceConfig`] with `preset` (the paper, HPCC's Mellanox version with and
 //! without window, the SFC seed); choices the sources leave open are documented there
 //! and in `docs/model.md`, "RoCE with DCQCN". Probes (flow = message id):
-//! `roce_rate_bps`, `roce_target_bps`, `roce_alpha` at every rate change. Counters:
-//! [`RoceStats`] (summary key `roce`).
+//! `roce_rate_bps`, `roce_target_bps`, `roce_alpha` at every rate change (published by the
+//! layer). Counters: [`RoceStats`] (summary key `roce`; DCQCN's are the layer's, `dcqcn`).
 
 pub mod config;
-pub mod dcqcn;
 mod presets;
 mod receiver;
 mod sender;
@@ -45,9 +46,10 @@ pub use config::{
 
 use crate::error::{invalid, BuildError};
 use crate::framing::{Framing, L4Headers};
+use crate::layer::LayerConfig;
 use crate::packet::{flags, Packet};
-use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, StatsSection, Transport};
-use crate::units::{BitsPerSec, Duration, SimTime};
+use crate::transport::{Actions, HostSite, HostView, ModuleStats, MsgInfo, Protocol, Pulled, StatsSection, Transport};
+use crate::units::{BitsPerSec, SimTime};
 use receiver::Receiver;
 use sender::Sender;
 use wire::Frame;
@@ -77,17 +79,10 @@ crate::counters! {
         pub out_of_order: u64,
         /// Marked (CE) data packets received.
         pub marked_packets: u64,
-        /// CNPs sent by notification points (frames, or flags on ACKs) / received by senders.
+        /// CNPs sent by notification points (frames, or flags on ACKs; the DCQCN layer's
+        /// `cnps_received` counts them at the senders).
         pub cnps_sent: u64,
-        pub cnps_received: u64,
-        /// Rate cuts, and cuts that hit the minimum rate.
-        pub rate_decreases: u64,
-        pub min_rate_reached: u64,
-        /// Rate-increase events by phase.
-        pub fast_recovery_steps: u64,
-        pub additive_increases: u64,
-        pub hyper_increases: u64,
-        /// ACKs, NACKs or CNPs for a message the sender no longer has.
+        /// ACKs or NACKs for a message the sender no longer has.
         pub stale_control: u64,
         /// SFC signals that paused one of the host's flows / named a flow it no longer has.
         pub sfc_pauses: u64,
@@ -98,7 +93,6 @@ crate::counters! {
 }
 
 impl StatsSection for RoceStats {}
-
 
 /// The RoCE module.
 pub struct Roce;
@@ -114,14 +108,15 @@ impl Transport for Roce {
 
     fn host(cfg: &RoceConfig, at: &HostSite<'_>) -> Result<Box<RoceHost>, BuildError> {
         let settings = cfg.resolve(at.link_rate).map_err(|e| invalid(at.field, e.to_string()))?;
-        let hc = &at.net.host;
-        let path = [&hc.send_cpu_per_packet, &hc.send_cpu_per_burst, &hc.send_latency];
-        let min = Duration(path.iter().map(|d| d.min().0).sum());
-        let bound = path.iter().map(|d| d.bound().0).sum::<u64>();
         let max_payload = at.max_payload(cfg.l4());
-        let full = at.link_rate.tx_time(at.net.framing.wire_bytes(cfg.l4(), max_payload)).0.max(1);
-        let frames = settings.tx_pipeline_frames.unwrap_or(1 + bound.div_ceil(full) as u32);
-        Ok(Box::new(RoceHost::new(settings, max_payload, at.link_rate).with_tx_path(at.net.framing, min, frames)))
+        Ok(Box::new(RoceHost::new(settings, max_payload).with_framing(at.net.framing)))
+    }
+
+    /// DCQCN's reaction point and the pacing: the DCQCN layer, with the parameters the
+    /// preset and the fields decide.
+    fn layer(cfg: &RoceConfig, at: &HostSite<'_>) -> Result<Option<LayerConfig>, BuildError> {
+        let s = cfg.resolve(at.link_rate).map_err(|e| invalid(at.field, e.to_string()))?;
+        Ok(Some(LayerConfig::Dcqcn(s.layer())))
     }
 
     fn report(host: &Box<RoceHost>, stats: &mut ModuleStats) {
@@ -139,19 +134,12 @@ pub(crate) struct Ctx {
     pub settings: RoceSettings,
     pub stamp: wire::Stamp,
     pub max_payload: u64,
-    /// The host's link rate: line rate, and the serialisation time of its frames.
-    pub link_rate: BitsPerSec,
-    /// The network's framing (a data frame's wire bytes when the pacer picks it).
+    /// The network's framing (a data frame's wire bytes when the layer picks it).
     pub framing: Framing,
-    /// The send path's shortest delay (CPU costs and latency) and the data frames the
-    /// NIC holds between the pacer and the wire (`RoceConfig::tx_pipeline_frames`).
-    pub path_min: Duration,
-    pub pipeline: u32,
 }
 
-/// RoCE on one host: a sender and a receiver. Timer ids: 0 the sender's pacing timer,
-/// `1 + 4i + k` sender flow `i`'s α (k = 0), rate-decrease check (1), rate increase (2)
-/// and retransmission timeout (3) timers (flow indices are recycled).
+/// RoCE on one host: a sender and a receiver. Timer id `i`: sender flow `i`'s
+/// retransmission timeout (flow indices are recycled); DCQCN's timers are the layer's.
 pub struct RoceHost {
     ctx: Ctx,
     sender: Sender,
@@ -160,22 +148,19 @@ pub struct RoceHost {
 }
 
 impl RoceHost {
-    pub fn new(settings: RoceSettings, max_payload: u64, link_rate: BitsPerSec) -> RoceHost {
+    pub fn new(settings: RoceSettings, max_payload: u64) -> RoceHost {
         let stamp = wire::Stamp {
             l4: crate::framing::L4Headers::Bytes { bytes: settings.header_bytes },
             data: settings.data_priority,
             control: settings.control_priority,
         };
-        let ctx = Ctx { settings, stamp, max_payload, link_rate, framing: Framing::default(), path_min: Duration::ZERO, pipeline: 1 };
+        let ctx = Ctx { settings, stamp, max_payload, framing: Framing::default() };
         RoceHost { ctx, sender: Sender::new(), receiver: Receiver::new(), stats: RoceStats::default() }
     }
 
-    /// The host's framing, its send path's shortest delay and the NIC's transmit pipeline
-    /// depth (`new` assumes default framing, no send path and one frame).
-    pub fn with_tx_path(mut self, framing: Framing, path_min: Duration, frames: u32) -> RoceHost {
+    /// The network's framing (`new` assumes the default).
+    pub fn with_framing(mut self, framing: Framing) -> RoceHost {
         self.ctx.framing = framing;
-        self.ctx.path_min = path_min;
-        self.ctx.pipeline = frames.max(1);
         self
     }
 
@@ -187,11 +172,6 @@ impl RoceHost {
     pub fn unacknowledged(&self) -> usize {
         self.sender.live()
     }
-
-    /// (rate in bit/s, target in bit/s, α) of the flow sending message (`slot`, `gen`).
-    pub fn rate_of(&self, slot: u32, gen: u16) -> Option<(u64, u64, f64)> {
-        self.sender.rate_of(slot, gen)
-    }
 }
 
 impl Protocol for RoceHost {
@@ -201,7 +181,7 @@ impl Protocol for RoceHost {
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, _view: &HostView, out: &mut Actions) {
         if let Some((msg, pause_ps)) = wire::sfc_pause(pkt) {
-            return self.sender.on_sfc(now, &self.ctx, msg, pause_ps, &mut self.stats, out);
+            return self.sender.on_sfc(now, msg, pause_ps, &mut self.stats, out);
         }
         let Some(f) = wire::decode(pkt) else { return };
         match f {
@@ -211,16 +191,16 @@ impl Protocol for RoceHost {
     }
 
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
-        if id == sender::PACING_TIMER {
-            self.sender.on_pacing_timer(now, &self.ctx, &mut self.stats, out);
-        } else {
-            self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
-        }
+        self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out);
     }
 
     fn on_tx_dequeue(&mut self, _now: SimTime, _thread: u16, _out: &mut Actions) {}
 
-    fn on_tx_done(&mut self, now: SimTime, pkt: &Packet, out: &mut Actions) {
-        self.sender.on_tx_done(now, &self.ctx, pkt, &mut self.stats, out);
+    fn sendable(&self, flow: (u32, u16), rate: BitsPerSec) -> Option<SimTime> {
+        self.sender.sendable(&self.ctx, flow, rate)
+    }
+
+    fn pull(&mut self, now: SimTime, flow: (u32, u16), out: &mut Actions) -> Option<Pulled> {
+        self.sender.pull(now, &self.ctx, flow, &mut self.stats, out)
     }
 }

@@ -1,11 +1,25 @@
 //! The DCQCN parameter sets behind `preset`, each value with its source. The reasoning
 //! for the values a source leaves open is in `docs/model.md`, "RoCE with DCQCN".
 //!
-//! - `dcqcn_paper`: Zhu et al., SIGCOMM 2015, §3.1 (the algorithm, F = 5, K = 55 µs,
-//!   N = 50 µs, α initially 1) and its parameter list (T = 55 µs, B = 10 MB, g = 1/256,
-//!   R_AI = 40 Mbps). The paper gives no R_HAI and no minimum rate: those are the authors'
-//!   simulator's (bobzhuyb/ns3-rdma e8a27d0, `mix/config.txt`: `RATE_HAI 200Mb/s`,
-//!   `CLAMP_TARGET_RATE 1`; `qbb-net-device.cc:117-121`: `MinRate` 100 Mb/s).
+//! - `dcqcn_paper`: Zhu et al., SIGCOMM 2015, §3.1 (the algorithm: F = 5, K = 55 µs,
+//!   N = 50 µs, α initially 1, T = 55 µs, B = 10 MB, g = 1/256, R_AI = 40 Mbps). The
+//!   paper's own text could not be retrieved to check these against (its PDF is not in
+//!   the public corpora searched); each value is instead checked against public
+//!   implementations, and none contradicts them except where said:
+//!   - the authors' simulator, bobzhuyb/ns3-rdma e8a27d0, sample configuration
+//!     `windows/ns-3-dev/x64/Release/mix/config.txt`: `DCTCP_GAIN 0.00390625` (g = 1/256),
+//!     `ALPHA_RESUME_INTERVAL 55` (K), `CNP_INTERVAL 50` (N), `FAST_RECOVERY_TIMES 5` (F),
+//!     `RATE_AI 40Mb/s`, `RATE_HAI 200Mb/s`, `CLAMP_TARGET_RATE 1`; `qbb-net-device.cc:117-121`
+//!     `MinRate` 100 Mb/s. The paper gives no R_HAI and no minimum rate: these two are
+//!     the simulator's. Its sample differs on two: `RP_TIMER 60` (T = 60 µs) and
+//!     `BYTE_COUNTER 300000000` (300 MB: the byte counter practically off), and it starts
+//!     α at 0.5 (`qbb-net-device.cc:204`), not 1;
+//!   - htsim's DCQCN (`dcqcn.cpp`): N = 50 µs, one 55 µs period for both the α and the
+//!     increase timers, g = 1/256, B = 10,000,000 B, F = 5, α initially 1, and the i-th
+//!     hyper increase adding i × R_HAI (`(min(T, BC) − F) × RHAI`); it takes R_AI and
+//!     R_HAI as 1/20 and 1/10 of the line rate instead;
+//!   - Mellanox's NIC defaults (as google/isekai `rdma_roce_cc_dcqcn.h` lists them from
+//!     Mellanox's "DCQCN parameters" note): `initial_alpha_value` 1023 of 1023, α = 1.
 //! - `hpcc_mellanox`: HPCC's simulator (alibaba-edu/High-Precision-Congestion-Control
 //!   9f4be2a), `simulation/run.py:19-28,99-104` for `--cc dcqcn`: `t_alpha` 1 µs, `t_dec`
 //!   4 µs, `t_inc` 300 µs, g = 1/256, `FAST_RECOVERY_TIMES 1`, `CLAMP_TARGET_RATE 0`,

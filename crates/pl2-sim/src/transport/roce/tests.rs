@@ -1,10 +1,12 @@
 //! Hand-worked checks of the reaction point (every rate below worked out by hand in the
-//! comments), of the pacer to the picosecond and of the notification point, on one
-//! host's state machine with no network.
+//! comments), of the pacer to the picosecond (RoCE over the DCQCN layer, which paces) and
+//! of the notification point, on one host's state machines with no network.
 
 use super::config::*;
-use super::dcqcn::{Arm, Phase, Rp};
 use super::*;
+use crate::layer::dcqcn::rp::{Arm, Phase, Rp};
+use crate::layer::dcqcn::stack::{pacing_timer, Stack, PACING};
+use crate::layer::dcqcn::DcqcnHost;
 use crate::packet::{PktKind, SendSpec};
 use crate::transport::MsgRef;
 use crate::units::{Bytes, Duration};
@@ -199,8 +201,11 @@ const WIRE: u64 = 1542;
 /// Its serialisation at 100 Gbps: 12,336 bit × 10 ps = 123,360 ps.
 const SER: u64 = 123_360;
 
-fn host(cfg: RoceConfig) -> RoceHost {
-    RoceHost::new(cfg.resolve(G100).unwrap(), MP, G100)
+/// RoCE over the DCQCN layer, as the simulation builds it (no send path: one frame in
+/// the pipeline).
+fn host(cfg: RoceConfig) -> Stack<RoceHost> {
+    let s = cfg.resolve(G100).unwrap();
+    Stack { l: DcqcnHost::new(s.layer(), G100), t: RoceHost::new(s, MP) }
 }
 
 fn msg(size: u64) -> MsgInfo {
@@ -215,10 +220,6 @@ fn packet(s: &SendSpec) -> Packet {
 
 fn data_psns(out: &Actions) -> Vec<u32> {
     out.sends.iter().filter(|s| s.kind == PktKind::Data).map(|s| s.seq).collect()
-}
-
-fn pacing_timer(out: &Actions) -> Option<SimTime> {
-    out.timers.iter().rev().find(|(id, _)| *id == 0).and_then(|(_, t)| *t)
 }
 
 #[test]
@@ -238,15 +239,15 @@ fn pacing_holds_the_rate_to_the_picosecond() {
     // 12,336 bits take 246,720 ps, so frame 2 may start at 370,080 ps, not when frame 1
     // ends at 246,720 ps.
     out.clear();
-    let cnp = wire::encode(0, &Frame::Cnp { msg: MsgRef::from(&msg(0)), psn: 0 }, 0, &h.ctx.stamp, 0);
-    h.on_packet(SimTime(200_000), &Packet { msg: 3, msg_gen: 1, flow: 42, ..packet(&cnp) }, &HostView::default(), &mut out);
-    assert_eq!(h.rate_of(3, 1).unwrap().0, 50_000_000_000);
+    let cnp = wire::encode(0, &Frame::Cnp { msg: MsgRef::from(&msg(0)), psn: 0 }, 0, &h.t.ctx.stamp, 0);
+    h.on_packet(SimTime(200_000), &Packet { msg: 3, msg_gen: 1, flow: 42, ..packet(&cnp) }, &mut out);
+    assert_eq!(h.l.rate_of(3, 1).unwrap().0, 50_000_000_000);
     out.clear();
     h.on_tx_done(SimTime(2 * SER), &packet(&second), &mut out);
     assert!(data_psns(&out).is_empty());
     assert_eq!(pacing_timer(&out), Some(SimTime(370_080)));
     out.clear();
-    h.on_timer(SimTime(370_080), 0, &mut out);
+    h.on_timer(SimTime(370_080), PACING, &mut out);
     assert_eq!(data_psns(&out), [2]);
     // And so on: 370,080 + 246,720 = 616,800 ps.
     let third = out.sends[0];
@@ -264,8 +265,8 @@ fn pacing_holds_the_rate_to_the_picosecond() {
 /// flow's rate after a cut — not when the previous frame leaves the wire.
 #[test]
 fn a_pipelined_pacer_picks_on_its_own_clock() {
-    let mut h = host(RoceConfig { increase_timer: Some(Duration::from_ms(100)), ..RoceConfig::default() })
-        .with_tx_path(crate::framing::Framing::default(), Duration(224_000), 3);
+    let mut h = host(RoceConfig { increase_timer: Some(Duration::from_ms(100)), ..RoceConfig::default() });
+    h.l = h.l.with_tx_path(Duration(224_000), 3);
     let mut out = Actions::default();
     h.on_message(SimTime::ZERO, &msg(20 * MP), &mut out);
     assert_eq!(data_psns(&out), [0]);
@@ -273,7 +274,7 @@ fn a_pipelined_pacer_picks_on_its_own_clock() {
     let mut sent = vec![out.sends[0]];
     for k in 1..3 {
         out.clear();
-        h.on_timer(SimTime(k * SER), 0, &mut out);
+        h.on_timer(SimTime(k * SER), PACING, &mut out);
         assert_eq!(data_psns(&out), [k as u32]);
         sent.push(out.sends[0]);
     }
@@ -285,14 +286,14 @@ fn a_pipelined_pacer_picks_on_its_own_clock() {
     assert!(data_psns(&out).is_empty());
     assert_eq!(pacing_timer(&out), Some(SimTime(3 * SER)));
     out.clear();
-    h.on_timer(SimTime(3 * SER), 0, &mut out);
+    h.on_timer(SimTime(3 * SER), PACING, &mut out);
     assert_eq!(data_psns(&out), [3]);
     // A CNP halves the rate at 400 ns; frame 3 was picked at 370,080 ps, so the next pick
     // is 370,080 + 246,720 = 616,800 ps, whenever frames leave the wire.
     out.clear();
-    let cnp = wire::encode(0, &Frame::Cnp { msg: MsgRef::from(&msg(0)), psn: 0 }, 0, &h.ctx.stamp, 0);
-    h.on_packet(SimTime(400_000), &Packet { msg: 3, msg_gen: 1, flow: 42, ..packet(&cnp) }, &HostView::default(), &mut out);
-    assert_eq!(h.rate_of(3, 1).unwrap().0, 50_000_000_000);
+    let cnp = wire::encode(0, &Frame::Cnp { msg: MsgRef::from(&msg(0)), psn: 0 }, 0, &h.t.ctx.stamp, 0);
+    h.on_packet(SimTime(400_000), &Packet { msg: 3, msg_gen: 1, flow: 42, ..packet(&cnp) }, &mut out);
+    assert_eq!(h.l.rate_of(3, 1).unwrap().0, 50_000_000_000);
     out.clear();
     h.on_tx_done(SimTime(224_000 + 2 * SER), &packet(&sent[1]), &mut out);
     assert!(data_psns(&out).is_empty());
@@ -306,11 +307,11 @@ fn the_notification_point_sends_at_most_one_cnp_per_interval() {
     let mut out = Actions::default();
     let mut cnps = vec![];
     for (psn, us) in [(0u32, 0u64), (1, 10), (2, 60)] {
-        let d = wire::encode(1, &Frame::Data { msg: MsgRef::from(&msg(10 * MP)), size: 10 * MP, psn, resent: false }, MP as u32, &h.ctx.stamp, 0);
+        let d = wire::encode(1, &Frame::Data { msg: MsgRef::from(&msg(10 * MP)), size: 10 * MP, psn, resent: false }, MP as u32, &h.t.ctx.stamp, 0);
         let mut p = packet(&d);
         p.flags |= flags::CE;
         out.clear();
-        h.on_packet(SimTime(us * 1_000_000), &p, &HostView::default(), &mut out);
+        h.on_packet(SimTime(us * 1_000_000), &p, &mut out);
         cnps.extend(out.sends.iter().filter(|s| s.kind == PktKind::Control).map(|_| us));
         assert_eq!(out.sends.iter().filter(|s| s.kind == PktKind::Ack).count(), 1, "an ACK per packet");
     }
@@ -318,15 +319,15 @@ fn the_notification_point_sends_at_most_one_cnp_per_interval() {
     // HPCC: no CNP frames; the CNP is a flag on each marked packet's ACK.
     let mut h = host(RoceConfig { preset: RocePreset::HpccMellanox, ..RoceConfig::default() });
     for psn in 0..3 {
-        let d = wire::encode(1, &Frame::Data { msg: MsgRef::from(&msg(10 * MP)), size: 10 * MP, psn, resent: false }, MP as u32, &h.ctx.stamp, 0);
+        let d = wire::encode(1, &Frame::Data { msg: MsgRef::from(&msg(10 * MP)), size: 10 * MP, psn, resent: false }, MP as u32, &h.t.ctx.stamp, 0);
         let mut p = packet(&d);
         p.flags |= flags::CE;
         out.clear();
-        h.on_packet(SimTime(u64::from(psn)), &p, &HostView::default(), &mut out);
+        h.on_packet(SimTime(u64::from(psn)), &p, &mut out);
         assert_eq!(out.sends.len(), 1);
         assert_eq!(wire::decode(&packet(&out.sends[0])), Some(Frame::Ack { msg: MsgRef::from(&msg(0)), next: psn + 1, cnp: true }));
     }
-    assert_eq!(h.stats().cnps_sent, 3);
+    assert_eq!(h.t.stats().cnps_sent, 3);
 }
 
 #[test]
@@ -378,13 +379,13 @@ fn an_sfc_signal_pauses_its_flow_alone_and_a_later_one_extends_the_pause() {
     let signal = |pause_ps: u64| Packet { kind: PktKind::Sfc, msg: 3, msg_gen: 1, flow: 42, aux: pause_ps, prio_transport: 7, ..Packet::default() };
     let mut in_nic = out.sends[0];
     out.clear();
-    h.on_packet(SimTime(100_000), &signal(1_000_000), &HostView::default(), &mut out);
+    h.on_packet(SimTime(100_000), &signal(1_000_000), &mut out);
     assert!(out.sends.is_empty(), "the NIC still holds message 3's frame");
     let mut sent = vec![];
     let mut now = SER;
     while now < 3_000_000 {
-        if now >= 500_000 && h.stats().sfc_pauses == 1 {
-            h.on_packet(SimTime(500_000), &signal(2_000_000), &HostView::default(), &mut out);
+        if now >= 500_000 && h.t.stats().sfc_pauses == 1 {
+            h.on_packet(SimTime(500_000), &signal(2_000_000), &mut out);
         }
         h.on_tx_done(SimTime(now), &packet(&in_nic), &mut out);
         in_nic = out.sends[0];
@@ -396,9 +397,9 @@ fn an_sfc_signal_pauses_its_flow_alone_and_a_later_one_extends_the_pause() {
     assert_eq!(first_3, 21 * SER);
     assert_eq!(sent.iter().take_while(|(_, m)| *m == 4).count(), 20, "{sent:?}");
     assert_eq!(sent[21].1, 4, "then the two alternate again");
-    let st = h.stats();
+    let st = h.t.stats();
     assert_eq!((st.sfc_pauses, st.sfc_stale, st.sfc_paused_ps), (2, 0, 2_400_000));
     // A signal for a message the host no longer has is stale.
-    h.on_packet(SimTime(3_000_000), &Packet { msg: 9, ..signal(1) }, &HostView::default(), &mut out);
-    assert_eq!(h.stats().sfc_stale, 1);
+    h.on_packet(SimTime(3_000_000), &Packet { msg: 9, ..signal(1) }, &mut out);
+    assert_eq!(h.t.stats().sfc_stale, 1);
 }

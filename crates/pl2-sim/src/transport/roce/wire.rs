@@ -8,7 +8,8 @@
 //! | CNP | `Control` / `control_priority` | receiver → sender: congestion notification for the flow; `seq` = the PSN of the marked packet; `aux` type 3 |
 //! | SFC signal | `Sfc` / the switch's signal priority | a switch → the sender (never sent by RoCE): `msg`/`msg_gen`/`flow` of the data frame that triggered it; `aux` = pause in ps ([`sfc_pause`]) |
 //!
-//! Type is `aux` bits 56-63. Every frame but data carries no payload (a minimum-size
+//! Type is `aux` bits 56-63. The CNP's type and the ACK's CNP bit are the DCQCN layer's
+//! (`layer/dcqcn/wire.rs`), which consumes them. Every frame but data carries no payload (a minimum-size
 //! frame) and is its own hand-over unit; only data is ECN-capable. `DropControl` names an
 //! ACK or NACK by its flow and `seq`.
 
@@ -19,11 +20,9 @@ use crate::transport::SendSpec;
 pub use crate::transport::MsgRef;
 
 const SIZE_MASK: u64 = (1 << 48) - 1;
-const CNP_FLAG: u64 = 1 << 48;
-const TYPE_SHIFT: u32 = 56;
+use crate::layer::dcqcn::wire::{CNP_FLAG, CNP_TYPE as CNP, TYPE_SHIFT};
 const ACK: u64 = 1;
 const NACK: u64 = 2;
-const CNP: u64 = 3;
 
 /// Every RoCE frame.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
