@@ -48,7 +48,7 @@ pub struct PersistentSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct MetricsConfig {
-    /// Window of the per-port queue maxima and per-host goodput series. Default 10 µs.
+    /// Window of the per-port queue series (each window's maximum, exact time-averaged and end occupancy) and per-host goodput series. Default 10 µs.
     pub window: Duration,
     /// Keep one record per dropped frame (counts are always kept). Default true.
     pub drop_records: bool,
