@@ -285,11 +285,10 @@ impl RoceConfig {
             min_rate: self.min_rate.unwrap_or(p.min_rate),
             cnp_interval: self.cnp_interval.unwrap_or(p.cnp_interval),
             cnp_on_ack: self.cnp_on_ack.unwrap_or(p.cnp_on_ack),
-            window: match self.window.or(p.window) {
+            window: match self.window {
+                Some(t) => presets::window_at(line_rate, t),
                 None if self.preset == RocePreset::HpccMellanoxWin => return Err(RoceConfigError::WindowRequired),
-                None => None,
-                Some(t) if t.0 == 0 => None,
-                Some(t) => Some(Bytes(line_rate.bytes_in(t))),
+                None => p.window,
             },
             window_scales_with_rate: self.window_scales_with_rate.unwrap_or(p.window_scales_with_rate),
         };

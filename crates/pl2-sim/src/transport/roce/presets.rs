@@ -30,29 +30,9 @@
 //! - `sfc_seed`: `../shared/seeds/003_eda4436261382f03.txt:240-251`; what it does not give
 //!   is the paper preset's.
 
-use super::config::{AlphaUpdate, ClampTarget, HyperIncrease, RocePreset, SeedAiUnit, SeedReading, SeedTimer};
+use super::config::{RocePreset, SeedAiUnit, SeedReading, SeedTimer};
+use crate::layer::dcqcn::{AlphaUpdate, ClampTarget, DcqcnParams, HyperIncrease};
 use crate::units::{BitsPerSec, Bytes, Duration};
-
-/// One preset's DCQCN values (the window as a time at line rate).
-pub(super) struct Preset {
-    pub g: f64,
-    pub alpha_init: f64,
-    pub alpha_timer: Duration,
-    pub alpha_update: AlphaUpdate,
-    pub decrease_interval: Duration,
-    pub clamp_target: ClampTarget,
-    pub fast_recovery_steps: u32,
-    pub increase_timer: Duration,
-    pub byte_counter: Option<Bytes>,
-    pub rate_ai: BitsPerSec,
-    pub rate_hai: BitsPerSec,
-    pub hyper_increase: HyperIncrease,
-    pub min_rate: BitsPerSec,
-    pub cnp_interval: Duration,
-    pub cnp_on_ack: bool,
-    pub window: Option<Duration>,
-    pub window_scales_with_rate: bool,
-}
 
 const fn mbps(m: u64) -> BitsPerSec {
     BitsPerSec(m * 1_000_000)
@@ -63,8 +43,9 @@ fn share(line_rate: BitsPerSec, f: f64) -> BitsPerSec {
     BitsPerSec((line_rate.0 as f64 * f) as u64)
 }
 
-fn paper() -> Preset {
-    Preset {
+fn paper(line_rate: BitsPerSec) -> DcqcnParams {
+    DcqcnParams {
+        line_rate,
         g: 1.0 / 256.0,
         alpha_init: 1.0,
         alpha_timer: Duration::from_us(55),
@@ -85,8 +66,9 @@ fn paper() -> Preset {
     }
 }
 
-fn hpcc(line_rate: BitsPerSec) -> Preset {
-    Preset {
+fn hpcc(line_rate: BitsPerSec) -> DcqcnParams {
+    DcqcnParams {
+        line_rate,
         g: 1.0 / 256.0,
         alpha_init: 1.0,
         alpha_timer: Duration::from_us(1),
@@ -108,7 +90,7 @@ fn hpcc(line_rate: BitsPerSec) -> Preset {
     }
 }
 
-fn seed(reading: SeedReading, line_rate: BitsPerSec) -> Preset {
+fn seed(reading: SeedReading, line_rate: BitsPerSec) -> DcqcnParams {
     let (decrease_interval, increase_timer) = match reading.timer {
         SeedTimer::IncreaseTimer => (Duration::ZERO, Duration::from_us(4)),
         // T from Mellanox's default rpg_time_reset and HPCC's t_inc (run.py:104).
@@ -118,7 +100,7 @@ fn seed(reading: SeedReading, line_rate: BitsPerSec) -> Preset {
         SeedAiUnit::Gbps => (BitsPerSec(12_500_000), BitsPerSec(25_000_000)),
         SeedAiUnit::LineRateFraction => (share(line_rate, 0.0125), share(line_rate, 0.025)),
     };
-    Preset {
+    DcqcnParams {
         g: 0.0009813,
         alpha_timer: Duration::from_us(5),
         decrease_interval,
@@ -128,17 +110,23 @@ fn seed(reading: SeedReading, line_rate: BitsPerSec) -> Preset {
         rate_ai,
         rate_hai,
         cnp_interval: Duration::from_us(4),
-        window: Some(Duration::from_us(15)),
-        ..paper()
+        window: window_at(line_rate, Duration::from_us(15)),
+        ..paper(line_rate)
     }
 }
 
-/// The values of `p` for a host whose link runs at `line_rate`.
-pub(super) fn preset(p: RocePreset, reading: SeedReading, line_rate: BitsPerSec) -> Preset {
+/// A window given as the time `line_rate` takes to send it, in bytes (`None` for 0).
+pub(super) fn window_at(line_rate: BitsPerSec, t: Duration) -> Option<Bytes> {
+    (t.0 > 0).then(|| Bytes(line_rate.bytes_in(t)))
+}
+
+/// The values of `p` for a host whose link runs at `line_rate` (`hpcc_mellanox_win`'s
+/// window is left to the configuration: HPCC sets it to the network's base RTT).
+pub(super) fn preset(p: RocePreset, reading: SeedReading, line_rate: BitsPerSec) -> DcqcnParams {
     match p {
-        RocePreset::DcqcnPaper => paper(),
+        RocePreset::DcqcnPaper => paper(line_rate),
         RocePreset::HpccMellanox => hpcc(line_rate),
-        RocePreset::HpccMellanoxWin => Preset { window_scales_with_rate: true, ..hpcc(line_rate) },
+        RocePreset::HpccMellanoxWin => DcqcnParams { window_scales_with_rate: true, ..hpcc(line_rate) },
         RocePreset::SfcSeed => seed(reading, line_rate),
     }
 }
