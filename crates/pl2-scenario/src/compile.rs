@@ -8,7 +8,7 @@ use crate::scenario::Scenario;
 use crate::workload_spec::WorkloadConfig;
 use pl2_sim::net::topology::Graph;
 use pl2_sim::rng::SimRng;
-use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source};
+use pl2_sim::sim::{PersistentSpec, SimSpec, Simulation, Source, StreamNext};
 use pl2_sim::units::{BitsPerSec, SimTime};
 use pl2_sim::workload::{
     all_to_all, incast, outcast, permutation, poisson_incasts, AppSpec, CdfFormat, DestChooser, ListOrder, MessageList, MessageSpec,
@@ -193,13 +193,13 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                 check_size(size.0, &at("size"))?;
                 sources.push(one_shot(pairs, size.0, 1, SimTime(start.0), 0, prio(*priority)?));
             }
-            WorkloadConfig::Persistent { senders, receiver, size, threads, start, priority } => {
-                if !tcfg.holds_thread() {
+            WorkloadConfig::Persistent { senders, receiver, size, threads, start, priority, next } => {
+                if *next == StreamNext::Release && !tcfg.holds_thread() {
                     return Err(ScenarioError::field(
                         &at("kind"),
                         "persistent",
                         "a transport that holds a sending thread until what it queued is sent (raw, pl2, rds, tcp, polo); this one takes every message whole and frees the thread at once, so a closed loop would start messages without end",
-                        "use kind = \"list\" with a backlog released at once, or kind = \"poisson\"",
+                        "set next = \"delivery\" (one message outstanding per stream), or use kind = \"list\" with a backlog released at once",
                     ));
                 }
                 let s = hosts(senders, "senders")?;
@@ -218,7 +218,7 @@ pub fn compile_spec(sc: &Scenario, base_dir: &Path) -> Result<SimSpec, ScenarioE
                         if persistent.iter().any(|p: &PersistentSpec| p.host == h && p.thread == t) {
                             return Err(ScenarioError::field(&at("senders"), h, "a thread not already running another persistent stream", "use different senders or threads"));
                         }
-                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0), transport, workload });
+                        persistent.push(PersistentSpec { host: h, thread: t, dst: *receiver, size: size.0, prio: prio(*priority)?, start: SimTime(start.0), transport, workload, next: *next });
                     }
                 }
             }

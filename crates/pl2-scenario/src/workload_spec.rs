@@ -263,7 +263,8 @@ pub enum WorkloadConfig {
     },
     /// Closed loop: `threads` threads on each host of `senders` always have a message of
     /// `size` for `receiver`; the next starts as soon as the transport releases the
-    /// thread. Needs `network.host.threads` ≥ `threads`.
+    /// thread (`next = "release"`) or the previous one is delivered (`next =
+    /// "delivery"`). Needs `network.host.threads` ≥ `threads`.
     Persistent {
         /// Sending hosts, each listed once, not the receiver. Required.
         senders: HostSet,
@@ -278,6 +279,16 @@ pub enum WorkloadConfig {
         /// When each stream submits its first message, a duration. Default 0.
         #[serde(default)]
         start: Duration,
+        /// When a stream's next message starts: `"release"` (default), when the transport
+        /// releases the sending thread, so the transport's own bound on what a thread may
+        /// queue paces the loop (raw, pl2, rds, tcp and polo hold the thread; homa, ndp,
+        /// phost and roce free it at once and are refused); `"delivery"`, when the
+        /// previous message reaches the receiving application: one message outstanding
+        /// per stream on every transport (an application waiting for each send's
+        /// completion; a message never delivered stops its stream).
+        #[serde(default, skip_serializing_if = "pl2_sim::sim::StreamNext::is_release")]
+        #[schemars(!skip_serializing_if)]
+        next: pl2_sim::sim::StreamNext,
         /// Message priority, 0..7 (7 highest), recorded in `messages`; read only by
         /// transports that rank messages (PL2 `priorities`, NDP `pull_order =
         /// "priority"`), not the frames' 802.1Q class. Default 0.

@@ -469,3 +469,30 @@ fn a_persistent_stream_over_a_transport_that_frees_its_thread_at_once_is_refused
         assert!(Scenario::parse(&text, Path::new(".")).is_ok(), "{kind} holds its thread: a persistent stream is fine");
     }
 }
+
+#[test]
+fn a_stream_paced_by_delivery_runs_on_every_transport_one_message_at_a_time() {
+    // With next = "delivery" a stream's next message starts the instant its last one
+    // reaches the receiver, so no stream ever has two messages out, whatever its
+    // transport does with the thread (homa, ndp, phost and roce free it at once, and a
+    // loop on the thread's release is refused for them).
+    let base = "seed = 3\n[run]\nduration = \"300us\"\n[network]\ntopology = { kind = \"single_rack\", hosts = 3 }\n\
+                host = { threads = 1 }\n[[workload]]\nkind = \"persistent\"\nsenders = \"0..2\"\nreceiver = 2\n\
+                size = \"6000B\"\nnext = \"delivery\"\n";
+    for kind in ["homa", "ndp", "phost", "roce", "raw", "pl2", "rds", "tcp", "polo"] {
+        let (_, rows, _) = message_rows(&format!("{base}[transport]\nkind = \"{kind}\"\n"));
+        for src in [0, 1] {
+            let mine: Vec<_> = rows.iter().filter(|r| r[0] == src).collect();
+            assert!(mine.len() >= 10, "{kind}: h{src} sent only {} messages in 300 us", mine.len());
+            for w in mine.windows(2) {
+                assert_eq!(w[1][3], w[0][4], "{kind}: h{src}'s next message starts when its last one is delivered");
+            }
+        }
+    }
+    // The default, next = "release", stays out of the canonical form (scenarios keep their
+    // identity) and "delivery" round-trips through it.
+    let sc = Scenario::parse(&format!("{base}[transport]\nkind = \"homa\"\n"), Path::new(".")).unwrap();
+    assert!(sc.canonical().contains("next = \"delivery\""), "{}", sc.canonical());
+    let release = Scenario::parse(&format!("{}[transport]\nkind = \"pl2\"\n", base.replace("next = \"delivery\"\n", "next = \"release\"\n")), Path::new(".")).unwrap();
+    assert!(!release.canonical().contains("next ="), "{}", release.canonical());
+}

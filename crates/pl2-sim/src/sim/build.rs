@@ -2,7 +2,7 @@
 //! their shared buffers, routing tables, transports, RNG streams, initial events.
 
 use super::network::{Host, Owner, Port, Switch};
-use super::spec::{SimSpec, Source};
+use super::spec::{SimSpec, Source, StreamNext};
 use super::trace::Tracer;
 use super::{probes, Simulation};
 use crate::config::{NetworkConfig, QueueDiscipline};
@@ -266,8 +266,8 @@ impl Simulation {
                 return Err(invalid(f, "size must be ≥ 1 byte and priority 0..7"));
             }
             check_transport(p.transport, transport_cfgs.len(), &f)?;
-            if !transport_cfgs[p.transport as usize].holds_thread() {
-                return Err(invalid(f, "its transport takes every message whole and frees the thread at once, so a closed loop would start messages without end; give the thread a list of messages instead"));
+            if p.next == StreamNext::Release && !transport_cfgs[p.transport as usize].holds_thread() {
+                return Err(invalid(f, "its transport takes every message whole and frees the thread at once, so a closed loop on the thread's release would start messages without end; pace it by delivery (next = StreamNext::Delivery) or give the thread a list of messages instead"));
             }
         }
 

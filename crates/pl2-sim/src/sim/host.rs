@@ -8,6 +8,8 @@ use crate::metrics::{DropReason, GoodputWindow};
 use crate::packet::{flags, PktId, PktKind};
 use crate::transport::{Actions, Protocol};
 use crate::units::SimTime;
+use crate::workload::AppTag;
+use super::spec::StreamNext;
 
 impl Simulation {
     /// Queues message `slot` for a thread of its source host (`u16::MAX`: any thread).
@@ -110,10 +112,11 @@ impl Simulation {
 
     fn release_thread(&mut self, h: u32, t: u16) {
         self.hosts[h as usize].thread_busy[t as usize] = false;
-        if let Some(i) = self.persistent.iter().position(|p| p.host == h && p.thread == t) {
-            self.start_stream_message(i);
-        } else {
-            self.dispatch_host(h);
+        match self.persistent.iter().position(|p| p.host == h && p.thread == t) {
+            Some(i) if self.persistent[i].next == StreamNext::Release => self.start_stream_message(i),
+            // A stream paced by delivery starts its next message when the last one is
+            // delivered (`finish_message`); that message may be waiting for this thread.
+            _ => self.dispatch_host(h),
         }
     }
 
@@ -121,6 +124,9 @@ impl Simulation {
     pub(crate) fn start_stream_message(&mut self, i: usize) {
         let p = self.persistent[i].clone();
         let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio, p.transport, p.workload);
+        if p.next == StreamNext::Delivery {
+            self.msgs[slot as usize].tag = AppTag::Stream(i as u32);
+        }
         self.enqueue_message(slot, p.thread);
     }
 

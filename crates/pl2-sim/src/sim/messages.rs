@@ -4,6 +4,7 @@
 
 use crate::workload::AppTag;
 use super::Simulation;
+use crate::engine::Ev;
 use crate::metrics::MessageRecord;
 use crate::transport::{MsgInfo, Protocol};
 
@@ -92,8 +93,12 @@ impl Simulation {
         let (tag, ideal) = (m.tag, m.rec.ideal);
         self.close_message(slot);
         self.counters.messages_finished += 1;
-        if tag != AppTag::None {
-            self.app_delivered(tag, ideal);
+        match tag {
+            AppTag::None => {}
+            // The stream's next message starts as an event of its own, not inside the
+            // receiver's transport call that delivered this one.
+            AppTag::Stream(i) => self.events.push(self.now, Ev::Stream(i)),
+            _ => self.app_delivered(tag, ideal),
         }
     }
 

@@ -45,7 +45,7 @@ pub use sfc::SfcStats;
 pub use hybrid::{CircuitCounters, CircuitStats, LatencyReport};
 pub use round_trip::base_round_trip;
 pub use run::{Progress, ProgressClock, StopAt, StopReason};
-pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, TraceConfig};
+pub use spec::{MetricsConfig, PersistentSpec, SimSpec, Source, StreamNext, TraceConfig};
 
 use crate::config::NetworkConfig;
 use crate::dist::DelayDist;

@@ -28,8 +28,34 @@ impl Source {
     }
 }
 
+/// When a persistent stream's next message starts.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamNext {
+    /// When the transport releases the sending thread (a blocking send returns): the
+    /// transport's own bound on what a thread may queue paces the loop. Needs a transport
+    /// that holds the thread (raw, pl2, rds, tcp, polo by default).
+    #[default]
+    Release,
+    /// When the previous message is delivered to the receiving application: one message
+    /// outstanding per stream whatever the transport does with the thread (an application
+    /// that waits for each send's completion, or a send buffer of one message freed when
+    /// the receiver has it), so every transport can run it. A message that is never
+    /// delivered stops its stream, as it would stop such an application.
+    Delivery,
+}
+
+impl StreamNext {
+    /// Whether it is the default, [`StreamNext::Release`] (left out of canonical forms, so
+    /// scenarios written before the setting keep their identity).
+    pub fn is_release(&self) -> bool {
+        *self == StreamNext::Release
+    }
+}
+
 /// A thread that always has another message to send (closed loop): when its transport
-/// releases it, the next message of `size` bytes to `dst` starts at once.
+/// releases it (or, with [`StreamNext::Delivery`], when its last message is delivered),
+/// the next message of `size` bytes to `dst` starts at once.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PersistentSpec {
     pub host: u32,
@@ -42,6 +68,8 @@ pub struct PersistentSpec {
     pub transport: u8,
     /// The workload it belongs to (the `workload` column of the message records).
     pub workload: u16,
+    /// When its next message starts.
+    pub next: StreamNext,
 }
 
 /// Measurement settings.

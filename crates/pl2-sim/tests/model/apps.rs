@@ -275,7 +275,7 @@ fn same_seed_same_rpcs_and_iterations() {
 #[test]
 fn threads_shared_with_a_persistent_stream_are_refused() {
     let mut sp = with_apps(net2(2), TransportConfig::default(), vec![AppSpec::Rpc(rpc(2, 1, DelayDist::default()))]);
-    sp.persistent = vec![pl2_sim::sim::PersistentSpec { host: 0, thread: 1, dst: 1, size: 100, prio: 0, start: SimTime::ZERO, transport: 0, workload: 0 }];
+    sp.persistent = vec![pl2_sim::sim::PersistentSpec { host: 0, thread: 1, dst: 1, size: 100, prio: 0, start: SimTime::ZERO, transport: 0, workload: 0, next: Default::default() }];
     let e = pl2_sim::sim::Simulation::new(sp).err().unwrap().to_string();
     assert!(e.contains("workload[0]") && e.contains("host 0 thread 1 also sends for persistent[0]"), "{e}");
     let sp = with_apps(net2(1), TransportConfig::default(), vec![AppSpec::Rpc(rpc(2, 1, DelayDist::default()))]);

@@ -89,6 +89,7 @@ fn incast_for(n: u32, threads: u16, cfg: Option<Pl2Config>, constant: bool, unti
                 start: SimTime(u64::from(s) * 10_007 + u64::from(t) * 3_001),
                 transport: 0,
                 workload: 0,
+                next: Default::default(),
             })
         })
         .collect();

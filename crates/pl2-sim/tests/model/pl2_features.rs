@@ -37,7 +37,7 @@ fn with(net: NetworkConfig, cfg: Pl2Config) -> SimSpec {
 }
 
 fn stream(host: u32, thread: u16, dst: u32, size: u64, prio: u8) -> PersistentSpec {
-    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001), transport: 0, workload: 0 }
+    PersistentSpec { host, thread, dst, size, prio, start: SimTime(u64::from(host) * 10_007 + u64::from(thread) * 3_001), transport: 0, workload: 0, next: Default::default() }
 }
 
 /// `senders` hosts with `threads` persistent 6000 B streams each to host `senders`.

@@ -192,6 +192,7 @@ fn external_traffic_beyond_the_share_fills_the_destination_downlink() {
                     start: SimTime(u64::from(h) * 10_007 + u64::from(t) * 3_001),
                     transport: 0,
                     workload: 0,
+                    next: Default::default(),
                 })
             })
             .collect();

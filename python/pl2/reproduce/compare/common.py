@@ -92,6 +92,14 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         if t:
             resend += _sum(t, rk)
             timeouts += _sum(t, tk)
+    # The queue at the (first) receiver's downlink once start-up is over: its time
+    # average over the second half of the run (the per-port series' exact window means).
+    late_q = 0.0
+    if receivers:
+        q = res.ports.filter(pl.col("peer") == f"h{receivers[0]}")
+        half = int(s.get("sim_time_ps", 0) or 0) // 2
+        q = q.filter(pl.col("window_start_ps") >= half)
+        late_q = float(q["mean_queue_bytes"].mean() or 0.0) if q.height else 0.0
     pfc = s.get("pfc") or {}
     sfc = s.get("sfc") or {}
     marks = int((s.get("tcp") or {}).get("ce_received", 0) or 0) + int((s.get("roce") or {}).get("marked_packets", 0) or 0) \
@@ -118,6 +126,7 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         "pfc_paused_ps": int(pfc.get("paused_ps", 0) or 0),
         "messages_lost": int(c.get("messages_lost", 0) or 0),
         "sim_ms": float(s.get("sim_time_ps", 0) or 0) / 1e9,
+        "late_mean_queue_bytes": late_q,
         "drops_queue_limit": int(drops.get("queue_limit", 0) or 0), "drops_port_limit": int(drops.get("port_limit", 0) or 0),
         "data_wire_bytes": data,
         "pl2_bursts": int((s.get("pl2") or {}).get("bursts", 0) or 0),
@@ -174,6 +183,7 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "lost": tot("messages_lost"), "sim_ms": mean("sim_ms"), "dq": tot("drops_queue_limit"),
             "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes"), "bursts": tot("pl2_bursts"),
             "unsol": tot("pl2_unsolicited"), "xout": tot("pl2_inter_out"), "xin": tot("pl2_inter_in"), "frames": tot("pl2_frames"),
+            "q_late": max(r["late_mean_queue_bytes"] for r in rs),
             "q_host": max(r["max_queue_to_host_bytes"] for r in rs), "q_fabric": max(r["max_queue_to_switch_bytes"] for r in rs)}
 
 

@@ -78,11 +78,14 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "the workload, overcommitment = scheduled levels, RTTbytes = the network's base round trip × link rate "
             "(derived), packet spraying, 10 ms RESEND timeout.",
         ), "tab:purple", False),
-        Design("NDP", {"kind": "ndp"}, {"queue": {"kind": "trimming", "data_limit": {"frames": 8}}}, (
+        Design("NDP", {"kind": "ndp"},
+               {"queue": {"kind": "trimming", "data_limit": {"frames": 8}, "header_overflow": "return_to_sender"}}, (
             "NDP pl2 defaults (htsim): initial window 23 packets, PULL pacing at 0.99 of the link, control at "
             "priority 7, 5 ms RTO floor, spraying.",
             "Switch: every port a trimming queue with 8-frame data FIFOs (the NDP paper's 8-packet queues, §3; "
-            "htsim `-q 8`), header FIFO twice that in bytes (htsim's default).",
+            "htsim `-q 8`), header FIFO twice that in bytes (htsim's default), and a header the header FIFO cannot "
+            "hold returned to its sender (`header_overflow = \"return_to_sender\"`, the NDP paper's return-to-sender, "
+            "§3.2; htsim and pl2 drop it by default, which leaves the sender to its retransmission timeout).",
         ), "tab:brown", False),
         Design("pHost", {"kind": "phost"}, {}, (
             "pHost `preset = \"yaps\"` (the reference simulator YAPS): flows of ≤ 8 packets sent whole, SRPT tokens, "
@@ -108,13 +111,31 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Switch: step ECN at 50 KB at dequeue (the slides), PFC on priority 3 as RoCE+PFC (SFC runs inside a "
             "lossless class; PFC is its backstop).",
         ), "k", False),
-        # Diagnostic (not in ORDER): NDP with the paper's return-to-sender for headers the
-        # header FIFO cannot hold (§3.2), where htsim's default (and pl2's) drops them.
-        Design("NDP return-to-sender", {"kind": "ndp"},
-               {"queue": {"kind": "trimming", "data_limit": {"frames": 8}, "header_overflow": "return_to_sender"}}, (
-            "NDP as above with `header_overflow = \"return_to_sender\"` (NDP paper §3.2): a header the header "
-            "FIFO cannot hold goes back to its source once instead of being dropped.",
+        # Diagnostic (not in ORDER): NDP with htsim's (and pl2's) default for headers the
+        # header FIFO cannot hold, dropping them, instead of the paper's return-to-sender.
+        Design("NDP header drop", {"kind": "ndp"}, {"queue": {"kind": "trimming", "data_limit": {"frames": 8}}}, (
+            "NDP as above with htsim's default `header_overflow = \"drop\"`: a header the header FIFO cannot hold "
+            "is dropped, and its sender learns of it only by its retransmission timeout.",
         ), "tab:brown", False),
+        # Diagnostics of the rack incast (not in ORDER): each changes the one setting an
+        # explanation of `compare-rack` blames.
+        Design("Homa 1 ms RESEND", {"kind": "homa", "resend_timeout": "1ms"}, {}, (
+            "Homa as above with the RESEND timeout of its `polo` preset, 1 ms, instead of the reference 10 ms.",
+        ), "tab:purple", False),
+        Design("pHost rack timers", {"kind": "phost", "token_ttl_mtus": 40.0, "resend_timeout_mtus": 40.0}, {}, (
+            "pHost as above with a token's life and the regrant delay at 40 MTU wire times (4.9 µs at 100 Gbps, "
+            "longer than the testbed rack's round trip) instead of YAPS's 1.5 and 9.",
+        ), "tab:orange", False),
+        Design("Polo first burst 36", {"kind": "polo", "initial_window_packets": 36}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
+            "Polo as above with a first burst of 36 packets (about one pod round trip at 100 Gbps) instead of 12.",
+        ), "tab:gray", False),
+        Design("Polo no pause", {"kind": "polo", "pause": False}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
+            "Polo as above without pausing new flows at a marked receiver (`pause = false`).",
+        ), "tab:gray", False),
+        Design("PL2 drift fix", {"kind": "pl2", "k": 4, "t": 15, "suppress_excess_decrements": True}, {}, (
+            "PL2 as above with `suppress_excess_decrements = true`: a burst's packets beyond its reservation (the "
+            "resent copy of an unsolicited burst whose original passed) do not decrement the counters.",
+        ), "tab:blue", False),
     ]
     return {d.name: d for d in out}
 
@@ -188,7 +209,7 @@ def preamble() -> list[str]:
         "dequeue + improved unsolicited admission (`PL2 deq+imp`), the variant `docs/model.md` recommends for the "
         "behaviour the paper reports. Cubic is there for context (no switch support).",
         "- Diagnostic rows are labelled as such and are not designs of the comparison: the rack's one-sender run "
-        "without the testbed's send path, NDP with return-to-sender in the pod's incast, and PL2 with its external "
+        "without the testbed's send path and the reruns of its incast that each change one setting, NDP with htsim's default of dropping the headers its header FIFO cannot hold in the pod's incast, and PL2 with its external "
         "share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
         "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "

@@ -32,6 +32,10 @@ pub(crate) enum AppTag {
     /// `w`-th worker.
     Push { ps: u32, j: u32, w: u32 },
     Pull { ps: u32, w: u32 },
+    /// A message of persistent stream `i` that starts the stream's next message when it
+    /// is delivered ([`crate::sim::StreamNext::Delivery`]); handled by the simulation,
+    /// not by an application.
+    Stream(u32),
 }
 
 /// A message an application starts on `thread` of `src`.
@@ -126,7 +130,7 @@ impl Apps {
     /// A message tagged `tag` (of ideal completion time `ideal`) was delivered now.
     pub(crate) fn delivered(&mut self, tag: AppTag, ideal: Duration, io: &mut impl AppIo) {
         match tag {
-            AppTag::None => {}
+            AppTag::None | AppTag::Stream(_) => {}
             AppTag::Request(c) => self.rpcs.request_delivered(c, ideal, io),
             AppTag::Response(c) => self.rpcs.response_delivered(c, ideal, io),
             AppTag::Push { ps, j, w } => {
