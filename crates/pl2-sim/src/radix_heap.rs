@@ -45,9 +45,11 @@ fn time_of(key: u128) -> u64 {
 }
 
 /// The bucket of a key at time `t` relative to reference time `reference` (`t` ≠ it).
+/// Masked to 0..64, which `t` ≠ `reference` already guarantees: the compiler then needs
+/// no bounds check where it indexes the buckets.
 #[inline(always)]
 fn bucket_of(t: u64, reference: u64) -> usize {
-    63 - (t ^ reference).leading_zeros() as usize
+    (63 - (t ^ reference).leading_zeros() as usize) & 63
 }
 
 impl RadixHeap {
@@ -99,17 +101,21 @@ impl RadixHeap {
         let min = keys.iter().map(|&k| time_of(k)).min().expect("non-empty bucket");
         self.last = min;
         // Every other key's time agrees with `min` above bit `b`, so it lands in a lower
-        // bucket (never bucket `b` itself, which is being emptied).
+        // bucket (never bucket `b` itself, which is being emptied). The buckets reached
+        // are gathered in a register and marked once.
+        let (front, buckets) = (&mut self.front, &mut *self.buckets);
+        let mut reached = 0u64;
         for &k in &keys {
             let t = time_of(k);
             if t == min {
-                self.front.push_back(k);
+                front.push_back(k);
             } else {
                 let to = bucket_of(t, min);
-                self.buckets[to].push(k);
-                self.nonempty |= 1 << to;
+                buckets[to].push(k);
+                reached |= 1 << to;
             }
         }
+        self.nonempty |= reached;
         keys.clear();
         self.buckets[b] = keys;
         if self.front.len() > 1 {

@@ -19,7 +19,7 @@ use crate::net::topology::Graph;
 use crate::packet::{PacketArena, MAX_TRANSPORTS};
 use crate::programs::SwitchProgram;
 use crate::rng::SimRng;
-use crate::transport::{field_of, Actions, HostSite, LinkSite, NetSite};
+use crate::transport::{field_of, HostSite, LinkSite, NetSite};
 use crate::units::SimTime;
 use crate::workload::Apps;
 use std::collections::VecDeque;
@@ -318,7 +318,8 @@ impl Simulation {
             metrics,
             counters: Counters::default(),
             records: Records::default(),
-            actions: Actions::default(),
+            actions: vec![Box::default()],
+            released: Vec::new(),
             group: Vec::new(),
             emit: Vec::new(),
             program_probes: Vec::new(),

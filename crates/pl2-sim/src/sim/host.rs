@@ -43,7 +43,7 @@ impl Simulation {
                 *clock = (*clock).max(self.now) + cost;
                 let info = self.msg_info(slot);
                 let tp = self.msgs[slot as usize].transport;
-                let mut acts = std::mem::take(&mut self.actions);
+                let mut acts = self.take_actions();
                 let now = self.now;
                 self.layer_on_message(h, tp, &info);
                 self.transport_mut(tp, h).on_message(now, &info, &mut acts);
@@ -52,9 +52,16 @@ impl Simulation {
         }
     }
 
+    /// An empty action buffer for a transport call, from the pool (`apply_actions` gives
+    /// it back).
+    #[inline]
+    pub(crate) fn take_actions(&mut self) -> Box<Actions> {
+        self.actions.pop().unwrap_or_default()
+    }
+
     /// Carries out what transport `tp` of host `h` asked for, then returns the buffer for
     /// reuse.
-    pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Actions) {
+    pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
         self.layer_on_actions(h, tp, &mut acts);
         let now = self.now;
         if !acts.sends.is_empty() {
@@ -100,14 +107,17 @@ impl Simulation {
         for &(slot, gen) in &acts.delivered {
             self.finish_message(slot, gen);
         }
-        // Releasing a thread may start its next message, which calls the transport again
-        // with the shared buffer: hand the buffer back first.
-        let released = std::mem::take(&mut acts.released);
+        // Releasing a thread may start its next message, which calls the transport again:
+        // hand the buffer back first (its released threads swapped into a spare list).
+        let mut released = std::mem::take(&mut self.released);
+        std::mem::swap(&mut released, &mut acts.released);
         acts.clear();
-        self.actions = acts;
+        self.actions.push(acts);
         for &t in &released {
             self.release_thread(h, t);
         }
+        released.clear();
+        self.released = released;
     }
 
     fn release_thread(&mut self, h: u32, t: u16) {
@@ -239,7 +249,7 @@ impl Simulation {
         }
         let port = &self.ports[self.hosts[h as usize].port as usize];
         let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
-        let mut acts = std::mem::take(&mut self.actions);
+        let mut acts = self.take_actions();
         let now = self.now;
         if self.layer_on_packet(h, p.transport(), &p, &mut acts) == Consumed::No {
             self.transport_mut(p.transport(), h).on_packet(now, &p, &view, &mut acts);
@@ -264,7 +274,7 @@ impl Simulation {
                 if !self.hosts[h as usize].up {
                     return;
                 }
-                let mut acts = std::mem::take(&mut self.actions);
+                let mut acts = self.take_actions();
                 let now = self.now;
                 if id & LAYER_TIMER != 0 {
                     self.layer_on_timer(h, tp, id & !LAYER_TIMER, &mut acts);

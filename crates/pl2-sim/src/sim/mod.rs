@@ -100,7 +100,12 @@ pub struct Simulation {
     pub(crate) metrics: MetricsConfig,
     pub(crate) counters: Counters,
     pub(crate) records: Records,
-    pub(crate) actions: Actions,
+    /// Spare action buffers, boxed so that lending one to a transport moves a pointer,
+    /// not the buffer's vectors; a pool, so that a transport called while another's
+    /// actions are being carried out gets a buffer with its capacity kept.
+    pub(crate) actions: Vec<Box<Actions>>,
+    /// Spare list for the threads an action batch releases (`apply_actions`).
+    pub(crate) released: Vec<u16>,
     pub(crate) group: Vec<PktId>,
     pub(crate) emit: Vec<SendSpec>,
     pub(crate) program_probes: Vec<(u32, u32, &'static str, f64)>,

@@ -81,7 +81,7 @@ impl Simulation {
                 let Some((pkt, thread)) = popped else { return };
                 let tp = self.arena.get(pkt).transport();
                 self.start_tx(port, pkt, 0);
-                let mut acts = std::mem::take(&mut self.actions);
+                let mut acts = self.take_actions();
                 let now = self.now;
                 self.transport_mut(tp, h).on_tx_dequeue(now, thread, &mut acts);
                 self.apply_actions(h, tp, acts);
@@ -251,7 +251,7 @@ impl Simulation {
             Owner::Host(h) => {
                 if let Some(pk) = self.hosts[h as usize].tx_notify.take() {
                     if self.hosts[h as usize].up {
-                        let mut acts = std::mem::take(&mut self.actions);
+                        let mut acts = self.take_actions();
                         self.transport_mut(pk.transport(), h).on_tx_done(now, &pk, &mut acts);
                         self.layer_on_tx_done(h, pk.transport(), &pk, &mut acts);
                         self.apply_actions(h, pk.transport(), acts);
