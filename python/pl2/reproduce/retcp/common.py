@@ -10,8 +10,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   Gbps, 30 µs; 9000 B MTU (etalon `etc/python_config.py:64-76`). Round-robin schedule,
   180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Night packet
   path open, frames in flight at night delivered.
-- Host links 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
-  TDF, a netem rate on each container, `experiments/common.py:481-483`), 100 ns. Switch
+- Hosts send at 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
+  TDF, a netem rate on each container, `experiments/common.py:481-483`): with `tso` that is
+  the offload's shaper on an 800 Gbps host link (etalon's 40 Gbps NIC in emulated time),
+  without it the host link's rate; links 100 ns. Switch
   pipelines 0 (etalon's switch is one software element whose delays are the links'),
   store and forward; the switches' shared buffers are large (64 MB) so that a VOQ is the
   only place a frame can be dropped.
@@ -106,7 +108,7 @@ def preamble() -> list[str]:
         f"- Network: {RACKS} racks × {HOSTS_PER_RACK} hosts; packet network 10 Gbps / 5 µs, circuit network 80 Gbps / "
         f"30 µs (ToR to ToR); MTU 9000 B; round-robin circuits, {DAY_US} µs days and {NIGHT_US} µs nights, a "
         f"{week_us(RACKS)} µs week (the issue's {RACKS} racks), and, where marked, etalon's {ETALON_RACKS}-rack fake strobe as the "
-        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); host links 40 Gbps (etalon's); VOQ per "
+        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); hosts sending at 40 Gbps (etalon's netem rate) on 800 Gbps links (its NIC); VOQ per "
         "destination rack, the only place frames are dropped. Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
         "hosts ran them under time dilation (10 ms minimum RTO, 2 ms delayed-ACK timer), and "
         "segmentation offload as etalon's hosts sent (64 KiB units timed by the hosts' 40 Gbps shaper, then back to back "
