@@ -27,13 +27,21 @@ def test_etalon_fake_strobe_by_hand() -> None:
     """etalon's fake strobe for 25 racks (`click_common.py:186-215`): 3 real racks and 24
     matchings; the measured pair 0 → 1 has one day in 24, the ACKs' pair 1 → 0 the other
     23 (entry d of a matching is the source rack of destination d). The 8-rack runs stay
-    round robin over 8 real racks; the family's hosts are etalon's 40 Gbps."""
+    round robin over 8 real racks; the family's hosts send at etalon's 40 Gbps through the
+    offload's shaper, on links at its NIC's 40 Gbps × TDF 20 = 800 Gbps, in units of up to
+    64 KiB (seven 8960 B segments) or, with `tso_2seg`, two segments."""
     d = common.scenario_dict("x", cc="cubic", quick=True, racks=25)
     assert d["network"]["topology"]["racks"] == 3
     ms = d["network"]["circuit"]["schedule"]["list"]
     assert len(ms) == 24
     assert sum(m[1] == 0 for m in ms) == 1 and sum(m[0] == 1 for m in ms) == 23
-    assert d["network"]["link"]["rate"] == "40Gbps"
+    assert d["network"]["link"]["rate"] == "800Gbps"
+    assert d["network"]["host"]["offload"] == {"rate": "40Gbps", "max_bytes": "65536B"}
+    two = common.scenario_dict("v", cc="cubic", quick=True, racks=25, settings=("host_40g", "tso_2seg", "no_delayed_ack"))
+    assert two["network"]["host"]["offload"] == {"rate": "40Gbps", "max_bytes": f"{2 * 8960}B"}
+    assert two["transport"]["delayed_ack"] is False
+    no_tso = common.scenario_dict("u", cc="cubic", quick=True, racks=25, settings=("host_40g",))
+    assert no_tso["network"]["link"]["rate"] == "40Gbps" and "host" not in no_tso["network"]
     assert d["run"]["duration"] == f"{25 * 4800}us"
     e = common.scenario_dict("y", cc="retcp", signal_lead_us=150, quick=True, racks=8)
     assert e["network"]["topology"]["racks"] == 8 and e["network"]["circuit"]["schedule"] == "round_robin"
@@ -41,7 +49,7 @@ def test_etalon_fake_strobe_by_hand() -> None:
     plain = common.scenario_dict("z", cc="retcp", signal_lead_us=150, quick=True, racks=25, settings=())
     assert plain["network"]["link"]["rate"] == "10Gbps" and "signal_timing" not in plain["network"]["circuit"]
     with pytest.raises(ValueError, match="unknown"):
-        common.scenario_dict("w", cc="cubic", quick=True, settings=("tso",))
+        common.scenario_dict("w", cc="cubic", quick=True, settings=("gro",))
 
 
 @pytest.mark.real_native

@@ -120,6 +120,52 @@ pub struct HostConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(!skip_serializing_if)]
     pub pfc: Option<HostPfcConfig>,
+    /// Segmentation offload behind a rate shaper, as etalon's hosts sent (Linux TSO/GSO
+    /// under a netem rate qdisc; `docs/model.md` "Hosts in the reTCP experiments"). Off by
+    /// default: every frame is handed to the NIC on its own as the transport releases it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub offload: Option<OffloadConfig>,
+}
+
+/// Segmentation offload (TSO/GSO) behind a rate shaper in the send path. Consecutive
+/// frames of one flow and kind that the transport hands over in one call form a unit of
+/// at most `max_bytes` of payload (a GSO super-segment); the shaper holds each unit until
+/// its last byte would have left at `rate` (after the units before it: netem's rate,
+/// which times a GSO skb as one packet of its whole length), then hands all its frames to
+/// the NIC at once, which sends them back to back at the host link's rate. With the link
+/// faster than `rate` (etalon: its 40 Gbps NIC, time-dilated 20 times, under a 40 Gbps
+/// emulated shaper) a unit reaches the switch as one burst faster than the shaper's rate.
+/// Units are not autosized to the flow's pacing rate and TCP does not defer sending to
+/// fill them (Linux's `tcp_tso_autosize`, `tcp_tso_should_defer`): every unit is as large
+/// as what the transport releases at once allows, up to `max_bytes`.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OffloadConfig {
+    /// Largest payload of one unit. Default 65536 B (Linux's GSO limit, 64 KiB per skb:
+    /// seven 8960 B segments).
+    #[serde(default = "gso_max_default")]
+    pub max_bytes: Bytes,
+    /// The shaper's rate, on the frames' wire bytes (etalon: the 40 Gbps of its netem
+    /// rate, `etc/python_config.py:17`).
+    pub rate: BitsPerSec,
+}
+
+fn gso_max_default() -> Bytes {
+    Bytes(65_536)
+}
+
+impl OffloadConfig {
+    /// Checks values serde cannot; the error names the field below `host.offload` and the fix.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.max_bytes.0 == 0 {
+            return Err(("max_bytes", "0B; a unit must hold at least one segment (Linux: \"64KiB\")".into()));
+        }
+        if self.rate.0 == 0 {
+            return Err(("rate", "0bps; the shaper needs a positive rate (e.g. \"40Gbps\")".into()));
+        }
+        Ok(())
+    }
 }
 
 /// PAUSE frames a host NIC sends from its receive buffer (802.1Qbb at the end station):
@@ -185,6 +231,7 @@ impl Default for HostConfig {
             arbitration: Arbitration::Burst,
             tx_ring_frames: 64,
             pfc: None,
+            offload: None,
         }
     }
 }

@@ -15,6 +15,7 @@ mod model {
     mod incast_buffer;
     mod md1_queue;
     mod ndp;
+    mod offload;
     mod overrides;
     mod paths;
     mod pfc;

@@ -55,6 +55,9 @@ impl NetworkConfig {
         if let Some(p) = &self.host.pfc {
             p.check().map_err(|(f, e)| invalid(format!("host.pfc.{f}"), e))?;
         }
+        if let Some(o) = &self.host.offload {
+            o.check().map_err(|(f, e)| invalid(format!("host.offload.{f}"), e))?;
+        }
         if let Some(p) = &self.switch.pools {
             p.check().map_err(|(f, e)| invalid(format!("switch.pools.{f}"), e))?;
         }

@@ -142,11 +142,14 @@ impl Simulation {
 
     /// Passes the frames in `acts.sends` into the host's send path. Frames up to and
     /// including one marked `BURST_END` form a hand-over unit that shares one latency
-    /// sample and leaves the send path together.
+    /// sample and leaves the send path together. With `host.offload` the units are the
+    /// offload's instead (consecutive frames of one flow and kind, up to its `max_bytes`
+    /// of payload), each leaving once the shaper has timed its whole length.
     fn hand_over(&mut self, h: u32, tp: u8, acts: &Actions) {
         let now = self.now;
         let framing = self.net.framing;
         let hc = &self.net.host;
+        let offload = hc.offload;
         let host = &mut self.hosts[h as usize];
         if !host.up {
             return;
@@ -154,7 +157,8 @@ impl Simulation {
         let was_empty = host.txline.is_empty();
         let mut group_ready = now;
         let mut group_start = true;
-        for s in &acts.sends {
+        let (mut unit_payload, mut unit_wire) = (0u64, 0u64);
+        for (i, s) in acts.sends.iter().enumerate() {
             let mut cpu = hc.send_cpu_per_packet.sample(&mut host.rng);
             if group_start {
                 cpu += hc.send_cpu_per_burst.sample(&mut host.rng);
@@ -168,6 +172,8 @@ impl Simulation {
             group_ready = group_ready.max(*clock);
             let mut p = s.to_packet(h, now, framing);
             p.set_transport(tp);
+            unit_payload += u64::from(s.payload);
+            unit_wire += u64::from(p.wire);
             let id = self.arena.alloc(p);
             self.counters.packets_created += 1;
             if let Some(bd) = self.breakdown.as_mut() {
@@ -178,12 +184,25 @@ impl Simulation {
                 bd[i] = Default::default();
             }
             self.group.push(id);
-            if s.flags & flags::BURST_END != 0 {
-                let exit = host.txline_last.max(group_ready + hc.send_latency.sample(&mut host.rng));
+            let unit_end = match offload {
+                None => s.flags & flags::BURST_END != 0,
+                Some(o) => acts.sends.get(i + 1).is_none_or(|n| {
+                    n.flow != s.flow || n.kind != s.kind || n.dst != s.dst || unit_payload + u64::from(n.payload) > o.max_bytes.0
+                }),
+            };
+            if unit_end {
+                let ready = group_ready + hc.send_latency.sample(&mut host.rng);
+                let exit = match offload {
+                    None => host.txline_last.max(ready),
+                    // netem's rate: a unit's time to send is the later of now and the
+                    // previous unit's, plus its whole length at the rate.
+                    Some(o) => host.txline_last.max(ready) + o.rate.tx_time(unit_wire),
+                };
                 host.txline_last = exit;
                 host.txline.extend(self.group.drain(..).map(|p| (exit, p)));
                 group_ready = now;
                 group_start = true;
+                (unit_payload, unit_wire) = (0, 0);
             }
         }
         if !self.group.is_empty() {

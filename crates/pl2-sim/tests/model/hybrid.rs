@@ -2,7 +2,8 @@
 //! circuit only inside one of their rack pair's days, to the picosecond; nothing is lost
 //! or duplicated across reconfigurations; nights drop what is in flight only when asked;
 //! the circuit-state bit rides on acknowledgements exactly while the pair's circuit is
-//! up or due; a resized VOQ grows exactly τ before its circuit's day.
+//! up or due (and, recomputed as etalon does, at the hand-worked times); a resized VOQ
+//! grows exactly τ before its circuit's day.
 
 use super::common::*;
 use pl2_sim::config::{LinkConfig, NetworkConfig, TopologyConfig};
@@ -233,4 +234,61 @@ fn a_voq_grows_exactly_tau_before_its_circuit_to_the_picosecond() {
     // 4 extra frames arrived (one every 1.8 µs, while one left every 7.2 µs).
     let next = *at.iter().find(|&&t| t > t_grow.0).expect("refusals after T");
     assert!(next - t_grow.0 > 4 * 1_800_000, "after T the VOQ took {large} − {small} frames more before refusing again");
+}
+
+/// `signal_timing` in a whole simulation, against windows worked by hand. Three racks
+/// round robin, 180 µs days and 20 µs nights: the 0 → 1 circuit is up in [0, 180) µs of
+/// every 400 µs week (0 → 2 in [200, 380)). With a 150 µs lead the exact signal is off
+/// from the day's end (180) until 150 µs before the next day (250): ECE is off in [180,
+/// 250) of each week. etalon's recomputed map (`run_schedule.cc:439-481`) changes only
+/// 150 µs before each day start or end: at 30, 50, 230 and 250 of each week; at 230 the
+/// 0 → 1 circuit is down and 170 µs away (off), at 250 it is due (on), so ECE is off in
+/// [230, 250) only, 50 µs shorter. reTCP flows from hosts 0 and 1 to rack 1 and switches
+/// without pipeline latency: each ACK leaves rack 0's ToR for its host the instant the ToR
+/// decides its ECE (ACKs for every segment, two flows, so that ACKs are dense). Every ACK
+/// must match its window, and the ACKs nearest each edge (by time in the week, over 40
+/// weeks) pin where the edge is: within 1 µs after it, within 30 µs before it (the pure
+/// function's test, `recomputed_signal_lingers_after_the_day_as_etalons`, pins the edges
+/// to the picosecond).
+#[test]
+fn ack_echo_starts_and_stops_at_the_hand_worked_times_exact_and_recomputed() {
+    use pl2_sim::dist::DelayDist;
+    use pl2_sim::net::circuit::SignalTiming;
+    use pl2_sim::packet::{flags, PktKind};
+    use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
+    const WEEK_PS: u64 = 400_000_000;
+    let us = |u: u64| u * 1_000_000;
+    let weeks = 40;
+    let run_acks = |timing: SignalTiming| -> Vec<(u64, bool)> {
+        let cfg = CircuitConfig { signal_lead: Some(Duration::from_us(150)), signal_timing: timing, ..CircuitConfig::default() };
+        let mut n = net(3, cfg, VoqConfig::default());
+        n.switch.latency = DelayDist::default();
+        let mut sp = spec(n, vec![list(vec![msg(0, 0, 2, 1_000_000_000), msg(0, 1, 3, 1_000_000_000)])]);
+        sp.transport = pl2_sim::sim::TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Retcp), delayed_ack: false, ..TcpConfig::default() });
+        // Ports 1 and 3: rack 0's ToR's ends of hosts 0 and 1's links (their downlinks).
+        sp.metrics.trace = Some(TraceConfig { ports: vec![1, 3], max_records: u64::MAX, ..Default::default() });
+        let mut sim = run(sp, SimTime(weeks * WEEK_PS));
+        sim.drain_records()
+            .trace
+            .into_iter()
+            .filter(|r| r.event == TraceEvent::Tx && r.packet.kind == PktKind::Ack)
+            .map(|r| (r.time.0, r.packet.flags & flags::CE != 0))
+            .collect()
+    };
+    for (timing, off_from, off_to) in [(SignalTiming::Exact, us(180), us(250)), (SignalTiming::Recompute, us(230), us(250))] {
+        let acks = run_acks(timing);
+        assert!(acks.len() > 1000, "{timing:?}: {} ACKs", acks.len());
+        for &(t, ece) in &acks {
+            let in_week = t % WEEK_PS;
+            assert_eq!(ece, !(off_from..off_to).contains(&in_week), "{timing:?}: ACK at {t} ps ({in_week} ps into its week)");
+        }
+        // The nearest ACKs on both sides of each edge, by time in the week over all weeks:
+        // an ACK within 1 µs after every edge, and within 30 µs before it (the flows
+        // pause after a day; 30 µs still tells 180 from 230 µs).
+        for edge in [off_from, off_to] {
+            let before = acks.iter().map(|&(t, _)| t % WEEK_PS).filter(|&x| x < edge).max().unwrap();
+            let after = acks.iter().map(|&(t, _)| t % WEEK_PS).filter(|&x| x >= edge).min().unwrap();
+            assert!(edge - before < us(30) && after - edge < us(1), "{timing:?}: nearest ACKs {before} and {after} ps around the edge at {edge} ps");
+        }
+    }
 }

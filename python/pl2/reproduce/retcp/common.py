@@ -10,13 +10,18 @@ Every choice the slides leave open is a constant here, stated in the family's re
   Gbps, 30 µs; 9000 B MTU (etalon `etc/python_config.py:64-76`). Round-robin schedule,
   180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Night packet
   path open, frames in flight at night delivered.
-- Host links 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
-  TDF, a netem rate on each container, `experiments/common.py:481-483`), 100 ns. Switch
+- Hosts send at 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
+  TDF, a netem rate on each container, `experiments/common.py:481-483`): with `tso` that is
+  the offload's shaper on an 800 Gbps host link (etalon's 40 Gbps NIC in emulated time),
+  without it the host link's rate; links 100 ns. Switch
   pipelines 0 (etalon's switch is one software element whose delays are the links'),
   store and forward; the switches' shared buffers are large (64 MB) so that a VOQ is the
   only place a frame can be dropped.
-- Hosts: pl2's TCP (SACK, RACK-TLP, delayed ACKs every second segment, no segmentation
-  offload: each 8960 B segment is its own frame; initial window 10). RACK-TLP because
+- Hosts: pl2's TCP (SACK, RACK-TLP, delayed ACKs every second segment, initial window
+  10) with etalon's segmentation offload: TSO/GSO units of up to 64 KiB timed whole by a
+  40 Gbps shaper (each container's netem rate), then sent back to back by etalon's 40 Gbps
+  NIC, 800 Gbps in emulated time (`host.offload`; etalon turns no offload off, see
+  `docs/model.md`). RACK-TLP because
   etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon `bin/kernel_install.sh:38`),
   whose defaults have it on (`tcp_recovery` = 1: RACK beside the duplicate-ACK rules;
   `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts change neither.
@@ -65,10 +70,25 @@ SRC_RACK, DST_RACK = 0, 1
 
 
 #: etalon's settings the family runs with (module doc): host links 40 Gbps, Linux's timers
-#: in emulated time, etalon's recomputed circuit-state signal, and its 3-rack fake strobe
+#: in emulated time, etalon's recomputed circuit-state signal, its 3-rack fake strobe
 #: (only where the runs stand for etalon's 25 racks; the 8-rack runs are the issue's round
-#: robin over 8 real racks).
-SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe")
+#: robin over 8 real racks), and segmentation offload behind the hosts' shaper.
+SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso")
+
+#: Further host factors the gap table measures one at a time on top of the family's
+#: settings, none of them etalon's: `tso_2seg`, segmentation offload units of at most two
+#: segments (Linux's floor, `tcp_tso_autosize`'s min_tso_segs = 2, where `tso` takes its
+#: 64 KiB ceiling); `no_delayed_ack`, an ACK for every segment.
+PROBES = ("tso_2seg", "no_delayed_ack")
+
+#: etalon's hosts' NIC: a 40 Gbps ConnectX-3 (etalon `bin/install.sh:129-131` mlx4,
+#: `README.md:34-39` 40 Gbps links) on a clock dilated 20 times: 800 Gbps of emulated
+#: time, behind each container's 40 Gbps netem rate.
+ETALON_NIC_GBPS = 40 * 20
+
+#: Largest GSO unit's payload (Linux's 64 KiB: seven 8960 B segments); `tso_2seg`: two.
+GSO_MAX_BYTES = 65_536
+GSO_TWO_SEGMENTS_BYTES = 2 * (MTU - 40)
 
 
 def settings_for(racks: int) -> tuple[str, ...]:
@@ -88,10 +108,11 @@ def preamble() -> list[str]:
         f"- Network: {RACKS} racks × {HOSTS_PER_RACK} hosts; packet network 10 Gbps / 5 µs, circuit network 80 Gbps / "
         f"30 µs (ToR to ToR); MTU 9000 B; round-robin circuits, {DAY_US} µs days and {NIGHT_US} µs nights, a "
         f"{week_us(RACKS)} µs week (the issue's {RACKS} racks), and, where marked, etalon's {ETALON_RACKS}-rack fake strobe as the "
-        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); host links 40 Gbps (etalon's); VOQ per "
+        f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); hosts sending at 40 Gbps (etalon's netem rate) on 800 Gbps links (its NIC); VOQ per "
         "destination rack, the only place frames are dropped. Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
-        "hosts ran them under time dilation (10 ms minimum RTO, 2 ms delayed-ACK timer), no segmentation offload "
-        "(`retcp/common.py`, `docs/model.md`).",
+        "hosts ran them under time dilation (10 ms minimum RTO, 2 ms delayed-ACK timer), and "
+        "segmentation offload as etalon's hosts sent (64 KiB units timed by the hosts' 40 Gbps shaper, then back to back "
+        "at its NIC's 800 Gbps of emulated time; `retcp/common.py`, `docs/model.md`).",
         f"- Traffic: {FLOWS} long-lived TCP flows, host i of rack 0 → host i of rack 1; {warm} warm-up weeks, then "
         f"{measured} measured weeks (quick: {weeks(True)[1]} + {weeks(True)[0]}).",
         "- Circuit utilisation: payload bytes the 0 → 1 circuit carried over 80 Gbps × the time it was up in the measured "
@@ -117,8 +138,8 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
     `SETTINGS` to apply (default `settings_for(racks)`); `racks` is the rack count the
     schedule stands for (with `fake_strobe`, 3 real racks)."""
     on = set(settings_for(racks) if settings is None else settings)
-    if unknown := on - set(SETTINGS):
-        raise ValueError(f"unknown reTCP family settings {sorted(unknown)}; use some of {SETTINGS}")
+    if unknown := on - set(SETTINGS) - set(PROBES):
+        raise ValueError(f"unknown reTCP family settings {sorted(unknown)}; use some of {SETTINGS + PROBES}")
     measured, warm = weeks(quick)
     warm_us = warm * week_us(racks)
     total_us = (measured + warm) * week_us(racks)
@@ -143,8 +164,18 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
     transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
     if "linux_timers" in on:
         transport |= {"min_rto": "10ms", "delayed_ack_timeout": "2ms"}
+    if "no_delayed_ack" in on:
+        transport["delayed_ack"] = False
     if cc == "retcp" and retcp_base != "reno":
         transport["retcp"] = {"base": retcp_base}
+    host_rate = "40Gbps" if "host_40g" in on else "10Gbps"
+    host: dict[str, Any] = {}
+    if "tso" in on or "tso_2seg" in on:
+        # etalon's send path: TSO/GSO units timed whole by the container's netem rate,
+        # then its NIC's frames back to back at the dilated NIC rate (`docs/model.md`).
+        host["offload"] = {"rate": host_rate,
+                           "max_bytes": f"{GSO_TWO_SEGMENTS_BYTES if 'tso_2seg' in on else GSO_MAX_BYTES}B"}
+        host_rate = f"{ETALON_NIC_GBPS}Gbps"
     workloads = [{"kind": "persistent", "senders": [SRC_RACK * HOSTS_PER_RACK + i],
                   "receiver": DST_RACK * HOSTS_PER_RACK + i, "size": "1GB"} for i in range(FLOWS)]
     d: dict[str, Any] = {
@@ -153,8 +184,9 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         "network": {
             "topology": {"kind": "hybrid_racks", "racks": real_racks, "hosts_per_rack": HOSTS_PER_RACK,
                          "packet": {"rate": "10Gbps", "delay": "5us"}, "circuit": {"rate": "80Gbps", "delay": "30us"}},
-            "link": {"rate": "40Gbps" if "host_40g" in on else "10Gbps"},
+            "link": {"rate": host_rate},
             "mtu": f"{MTU}B",
+            **({"host": host} if host else {}),
             "switch": {"latency": "0ns", "cut_through": False, "buffer": "64MB", "dynamic_thresholds": False},
             "circuit": circuit,
             "voq": voq,

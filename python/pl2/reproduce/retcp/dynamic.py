@@ -44,6 +44,6 @@ def run(ctx: Context) -> str:
             "reaches 99 % and stays there, as the slides' 96-98 % does, and the p99 latency follows etalon's log (within 35 µs at every τ) "
             "(etalon: 139, 149, 180, 208, 239, 265, 286, 318, 358, 379, 381 µs, `graphs/nsdi2020/1581462196-nsdi2020.txt:"
             "65`). Between τ = 300 and 1500 µs our utilisation rises sooner than the slides' (it starts higher, at "
-            "static 16-packet CUBIC's level, see `retcp-static`): unexplained; segmentation offload is the suspect named "
-            "there, not measured.", ""]
+            "static 16-packet CUBIC's level, see `retcp-static`): unexplained; segmentation offload, the suspect named "
+            "there, is modelled and measured and does not account for it (`retcp-static`).", ""]
     return "\n".join(out)
