@@ -44,6 +44,9 @@ WINDOW_BYTES = 187_500
 #: How long after the incast's start the run is followed (µs): the first signals, the
 #: peak of the receiver's port queue and its first drain fit in it (full mode).
 SPAN_US = {False: 300, True: 100}
+#: The trace's record limit: far above an incast's frames over the span (a full trace
+#: would be cut short, so `run` refuses one that reached it).
+MAX_RECORDS = 20_000_000
 
 
 def pick(messages: pl.DataFrame, warmup_ps: int) -> dict[str, Any]:
@@ -71,7 +74,7 @@ def jobs(base: list[Job], incast: dict[str, Any], quick: bool) -> list[Job]:
         d["run"] = {**d["run"], "duration": f"{end_ps}ps", "stop_when_delivered": False}
         d["metrics"] = {**d["metrics"], "window": WINDOW,
                         "trace": {"flows": incast["ids"], "from": f"{incast['start_ps']}ps", "until": f"{end_ps}ps",
-                                  "max_records": 20_000_000}}
+                                  "max_records": MAX_RECORDS}}
         params = {**j.params, "figure": NAME, "incast_start_ps": incast["start_ps"]}
         out.append(Job(type(j.scenario).from_dict(d, base_dir="."), params, j.seed, NAME))
     return out
@@ -212,6 +215,8 @@ def run(ctx: Context, base: list[Job], benefit_messages: pl.DataFrame, warmup_ps
     f: dict[str, dict[str, float | None]] = {}
     for job, res in zip(js, ctx.run_many(js), strict=True):
         d = job.params["design"]
+        if res.trace.height >= MAX_RECORDS:
+            raise ValueError(f"{NAME} {d}: the trace reached its {MAX_RECORDS:,} records; raise MAX_RECORDS")
         s = series(res.trace, res.ports, incast, span)
         f[d] = facts(s, per_flow(res.trace, incast) if d == "SFC" else None)
         frames.append(s.with_columns(pl.lit(d).alias("design")))
