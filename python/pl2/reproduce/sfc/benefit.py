@@ -364,6 +364,13 @@ def why(df: pl.DataFrame, ds: list[str], s: dict[str, Any]) -> list[str]:
                    "whole NIC when any one of its background flows meets a queue past the trigger. This is the "
                    "slides' \"small chance for head-of-line blocking at sender NIC\", which at 8% incast load on 120 of 320 "
                    "senders per incast (about 26 incasts open at once) is not small here.")
+    if {"PFC", "SFC", "DCQCN lossy"} <= set(ds):
+        k = "bg > 1 MB p99 us"
+        out.append(f"- Messages > 1 MB: p99 SFC {fmt(_m(df, 'SFC', k), 0)} µs, DCQCN alone {fmt(_m(df, 'DCQCN lossy', k), 0)} µs, "
+                   f"PFC {fmt(_m(df, 'PFC', k), 0)} µs. Without any pause mechanism DCQCN alone gives about SFC's tail, so the "
+                   "large messages' tail is set by DCQCN's rate recovery after its cuts (the slides' AI of 12.5 Mbps per "
+                   "increase event), not by SFC's pauses; PFC adds its pauses on top, which is not enough for SFC's p99 "
+                   "to be half of PFC's here.")
     if "DCQCN lossy" in ds:
         out.append(f"- DCQCN alone: {_m(df, 'DCQCN lossy', 'drops buffer'):,.0f} egress drops and "
                    f"{_m(df, 'DCQCN lossy', 'retransmissions'):,.0f} go-back-N resends; ToR per-window maxima up to "
