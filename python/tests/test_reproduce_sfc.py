@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pl2 import reproduce as rep
-from pl2.reproduce.sfc import benefit, common, fairness, queues
+from pl2.reproduce.sfc import benefit, common, fairness, lasthop, queues
 
 
 def test_switch_settings_are_the_slides() -> None:
@@ -98,6 +98,61 @@ def test_colocated_by_hand() -> None:
                        schema_overrides={"finish_ps": pl.UInt64})
     bg = pl.DataFrame({"src": [1, 1, 1, 1, 2, 3], "start_ps": [12, 30, 50, 150, 5, 12]})
     assert benefit.colocated(bg, inc).to_list() == [True, True, False, True, False, False]
+
+
+def test_last_hop_series_by_hand() -> None:
+    """An incast starting at 1 µs from h3 and h40 into h17 (ToR s1), 1 µs windows, 4 µs
+    followed. Window 0: h3 and h40 start sending 1000 B each (in flight 2000 B); a
+    background frame of h3 and a hop at s5 do not count. Window 1: 1000 B reach h17
+    (1000 B); s1 makes an SFC signal (its first hop: sent), s5 forwards it (not sent
+    again). Window 2: 1000 B dropped and h3 resends 1000 B (1000 B). Window 3: the signal
+    reaches h3 (flow 11's first). The port s1 → h17: a row in window 0 (largest 5000 B, mean 2500 B, ends
+    at 4000 B), none in window 1 (held at 4000 B), a row in window 2 (8000 B, 6000 B,
+    ends empty), none in window 3 (0); s1 → h16 is another port."""
+    t0 = 1_000_000
+    ev = [  # (µs after t0, event, node, src, kind, transport, payload)
+        (0.2, "tx", "h3", 3, "data", "incast", 1000), (0.5, "tx", "h40", 40, "data", "incast", 1000),
+        (0.3, "tx", "h3", 3, "data", "default", 5000), (0.9, "tx", "s5", 3, "data", "incast", 1000),
+        (1.5, "arrive", "h17", 3, "data", "incast", 1000), (1.2, "tx", "s1", common.HOSTS + 1, "sfc", "incast", 0),
+        (1.4, "tx", "s5", common.HOSTS + 1, "sfc", "incast", 0), (2.1, "drop", "s1", 40, "data", "incast", 1000),
+        (2.5, "tx", "h3", 3, "data", "incast", 1000), (3.3, "arrive", "h3", common.HOSTS + 1, "sfc", "incast", 0),
+    ]
+    trace = pl.DataFrame({
+        "time_ps": [t0 + round(t * 1e6) for t, *_ in ev], "event": [e[1] for e in ev], "node": [e[2] for e in ev],
+        "src": [e[3] for e in ev], "kind": [e[4] for e in ev], "transport": [e[5] for e in ev],
+        "payload_bytes": [e[6] for e in ev], "flow": [12 if e[2] == "h40" or e[1] == "drop" else 11 for e in ev]},
+        schema_overrides={"time_ps": pl.UInt64, "src": pl.UInt32, "payload_bytes": pl.UInt32, "flow": pl.UInt32})
+    ports = pl.DataFrame({
+        "port": [7, 7, 8], "node": ["s1", "s1", "s1"], "peer": ["h17", "h17", "h16"],
+        "window_start_ps": [t0, t0 + 2_000_000, t0], "max_queue_bytes": [5000, 8000, 99_000],
+        "mean_queue_bytes": [2500.0, 6000.0, 99_000.0], "end_queue_bytes": [4000, 0, 99_000], "tx_bytes": [0, 0, 0]},
+        schema_overrides={"port": pl.UInt32, "window_start_ps": pl.UInt64, "max_queue_bytes": pl.UInt64, "end_queue_bytes": pl.UInt64})
+    incast = {"start_ps": t0, "dst": 17, "srcs": [3, 40], "ids": [11, 12]}
+    s = lasthop.series(trace, ports, incast, 4)
+    assert s["t_us"].to_list() == [0.0, 1.0, 2.0, 3.0]
+    assert s["inflight_b"].to_list() == [2000, 1000, 1000, 1000]
+    assert s["queue_max_b"].to_list() == [5000, 4000, 8000, 0]
+    assert s["queue_mean_b"].to_list() == [2500.0, 4000.0, 6000.0, 0.0]
+    assert s["signals_sent"].to_list() == [0, 1, 0, 0] and s["signals_arrived"].to_list() == [0, 0, 0, 1]
+    # Per flow: flow 11 (h3) is signalled at 3.3 µs, after sending 1000 B at 0.2 µs and
+    # 1000 B at 2.5 µs; flow 12 (h40) is never signalled and sent 1000 B.
+    flows = lasthop.per_flow(trace, incast)
+    assert flows["flow"].to_list() == [11, 12]
+    assert flows["signal_us"].to_list() == [pytest.approx(3.3), None]
+    assert flows["sent_before_b"].to_list() == [2000, 1000]
+    f = lasthop.facts(s, flows)
+    assert f["first signal sent us"] == 1.0 and f["first signal arrived us"] == 3.0
+    assert f["inflight at first arrival KB"] == 1.0 and f["peak inflight KB"] == 2.0
+    assert f["peak queue KB"] == 8.0 and f["peak queue at us"] == 2.0 and f["dropped KB"] == 1.0
+    assert f["flows signalled"] == 1 and f["sent before signal sum KB"] == 3.0 and f["sent before signal max KB"] == 2.0
+
+
+def test_last_hop_picks_the_first_incast_after_the_warmup() -> None:
+    """Incast messages at 5 (before the warm-up at 10), two at 20 into h9 and one at 30:
+    the incast at 20, its senders and ids; background messages do not count."""
+    m = pl.DataFrame({"id": [1, 2, 3, 4, 5], "src": [1, 2, 3, 4, 6], "dst": [9, 9, 9, 8, 7],
+                      "transport": ["incast", "incast", "incast", "incast", "default"], "start_ps": [5, 20, 20, 30, 12]})
+    assert lasthop.pick(m, 10) == {"start_ps": 20, "dst": 9, "ids": [2, 3], "srcs": [2, 3]}
 
 
 @pytest.mark.real_native

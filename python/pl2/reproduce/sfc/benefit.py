@@ -12,6 +12,7 @@ from typing import Any
 import polars as pl
 
 from pl2.reproduce.common import Context, Job, mean_ci, table
+from pl2.reproduce.sfc import lasthop
 from pl2.reproduce.sfc.common import COLORS, DESIGNS, HOSTS, LINK_BPS, fmt, frame, pct, scenario, tier_expr, transport
 from pl2.reproduce.sfc.queues import port_windows
 from pl2.reproduce.sfc.queues import summary as queue_summary
@@ -30,7 +31,7 @@ def settings(quick: bool) -> dict[str, Any]:
     arrive in [warmup, stop), then up to `drain` more for the last of them to finish."""
     if quick:
         return {"fan_in": 30, "warmup": 100, "stop": 400, "drain": 2000}
-    return {"fan_in": 120, "warmup": 300, "stop": 1500, "drain": 4000}
+    return {"fan_in": 120, "warmup": 300, "stop": 1500, "drain": 20000}
 
 
 def incast_gap_us(fan_in: int) -> float:
@@ -200,7 +201,11 @@ def run(ctx: Context) -> str:
     ctx.write_parquet(df, "benefit")
     plot(ctx, df)
     claims(ctx, df)
-    return section(df, settings(ctx.quick), ctx.quick)
+    s = settings(ctx.quick)
+    first = [j for j in js if j.seed == ctx.seeds[0]]
+    sfc_run = next(ctx.run_many([j for j in first if j.params["design"] == "SFC"]))
+    last_hop = lasthop.run(ctx, first, sfc_run.messages, s["warmup"] * 1_000_000)
+    return section(df, s, ctx.quick) + "\n\n" + last_hop
 
 
 def claims(ctx: Context, df: pl.DataFrame) -> None:
@@ -209,12 +214,26 @@ def claims(ctx: Context, df: pl.DataFrame) -> None:
     def less(a: float | None, b: float | None, factor: float) -> bool:
         return a is not None and b is not None and not math.isinf(a) and (math.isinf(b) or a <= factor * b)
 
-    pfc99, sfc99 = _m(df, "PFC", "bg < 10 KB p99 us"), _m(df, "SFC", "bg < 10 KB p99 us")
-    ctx.claim("SFC significantly reduces background FCT (p99 of messages < 10 KB at most half of PFC's)", "chart",
-              f"SFC {_ratio(sfc99, pfc99)} of PFC's{_seeds_note(df, 'bg < 10 KB p99 us', 0.5)}", less(sfc99, pfc99, 0.5))
+    def both_open(a: float | None, b: float | None) -> bool:
+        return a is not None and b is not None and math.isinf(a) and math.isinf(b)
+
+    # The slides chart all three size buckets under one claim; each is judged alone. When
+    # both p99s fall on messages still open at the run's end, nothing can be compared.
+    for label, _, _ in BUCKETS:
+        col = f"bg {label} p99 us"
+        pfc99, sfc99 = _m(df, "PFC", col), _m(df, "SFC", col)
+        ctx.claim(f"SFC significantly reduces background FCT (p99 of messages {label} at most half of PFC's)", "chart",
+                  f"SFC {fmt(sfc99, 0)} µs, PFC {fmt(pfc99, 0)} µs: {_ratio(sfc99, pfc99)}{_seeds_note(df, col, 0.5)}",
+                  None if both_open(sfc99, pfc99) else less(sfc99, pfc99, 0.5))
     tiers = [(t, _m(df, "PFC", f"queue {t} tw_mean_kb"), _m(df, "SFC", f"queue {t} tw_mean_kb")) for t in ("tor", "agg", "core")]
+    ours = "; ".join(f"{t} {_ratio(s, p)}" for t, p, s in tiers)
+    if ctx.quick:
+        # Quick mode's 30-to-1 incasts over 0.3 ms are not the slides' setting, and the
+        # ToR tier's ratio turns on where PFC's backlog sits (ToR uplinks against the
+        # last hop): shown, not judged (`quick_queue_note`).
+        ours += "; not judged in quick mode (30-to-1 incasts over 0.3 ms; the section says why)"
     ctx.claim("SFC significantly reduces in-network queueing (time-weighted mean port queue at every tier at most half of PFC's)",
-              "chart", "; ".join(f"{t} {_ratio(s, p)}" for t, p, s in tiers), all(less(s, p, 0.5) for _, p, s in tiers))
+              "chart", ours, None if ctx.quick else all(less(s, p, 0.5) for _, p, s in tiers))
     ok, n = _incast_seeds(df)
     ctx.claim("SFC does not hurt incast FCT (incast completion p99 at most 10 % above PFC's; an incast still open at the "
               "run's end counts as ∞, and ∞ against ∞ is compared by how many are open)", "chart",
@@ -319,10 +338,11 @@ def why(df: pl.DataFrame, ds: list[str], s: dict[str, Any]) -> list[str]:
                    "tier's queue under SFC is the last hop's, and there SFC does not reduce PFC's queue (ToR ports toward hosts: "
                    f"{_ratio(_m(df, 'SFC', 'queue tor_down tw_mean_kb'), _m(df, 'PFC', 'queue tor_down tw_mean_kb'))} of "
                    "PFC's time-weighted mean); the tier as a whole is lower only because PFC's backlog sits in the ToRs' "
-                   "uplink ports. The arithmetic of the incast's first round trip accounts for the last hop's queue: a "
-                   f"signal reaches a sender at least half a base RTT after the queue passes 100 KB, while each of an incast's {fan} "
-                   "flows starts at line rate with up to 187.5 KB in flight (DCQCN's window, 15 µs at 100 Gbps), so up to "
-                   f"{burst_mb:.1f} MB per incast is on its way before any signal can act. It lands on the receiver's ToR port, "
+                   "uplink ports. The incast's first round trip accounts for the last hop's queue: a signal "
+                   "reaches a sender at least half a base RTT after the queue passes 100 KB and pauses that one flow, while "
+                   f"each of an incast's {fan} flows starts at line rate with up to 187.5 KB in flight (DCQCN's window, 15 µs "
+                   f"at 100 Gbps), so up to {burst_mb:.1f} MB per incast can be on its way before the flows' own signals stop "
+                   "them (measured on one incast in the last-hop section below). It lands on the receiver's ToR port, "
                    "which under SFC may hold it up to the pool's threshold, where PFC's 800 KB per ingress port pushes it "
                    "back into the aggregation and core tiers; and a pause lasts only until the queue would drain to the "
                    "target, after which the paused senders resume together. Egress drops "
@@ -344,11 +364,47 @@ def why(df: pl.DataFrame, ds: list[str], s: dict[str, Any]) -> list[str]:
                    "whole NIC when any one of its background flows meets a queue past the trigger. This is the "
                    "slides' \"small chance for head-of-line blocking at sender NIC\", which at 8% incast load on 120 of 320 "
                    "senders per incast (about 26 incasts open at once) is not small here.")
+    if {"PFC", "SFC", "DCQCN lossy"} <= set(ds):
+        k = "bg > 1 MB p99 us"
+        out.append(f"- Messages > 1 MB: p99 SFC {fmt(_m(df, 'SFC', k), 0)} µs, DCQCN alone {fmt(_m(df, 'DCQCN lossy', k), 0)} µs, "
+                   f"PFC {fmt(_m(df, 'PFC', k), 0)} µs. Without any pause mechanism DCQCN alone gives about SFC's tail, so the "
+                   "large messages' tail is set by DCQCN's rate recovery after its cuts (the slides' AI of 12.5 Mbps per "
+                   "increase event), not by SFC's pauses; PFC adds its pauses on top, which is not enough for SFC's p99 "
+                   "to be half of PFC's here.")
     if "DCQCN lossy" in ds:
         out.append(f"- DCQCN alone: {_m(df, 'DCQCN lossy', 'drops buffer'):,.0f} egress drops and "
                    f"{_m(df, 'DCQCN lossy', 'retransmissions'):,.0f} go-back-N resends; ToR per-window maxima up to "
                    f"{fmt(_m(df, 'DCQCN lossy', 'queue tor wmax_max_kb'), 0)} KB (the egress pool's dynamic threshold).")
     return out
+
+
+def open_at_end(df: pl.DataFrame, ds: list[str]) -> str:
+    """What was still open when the run stopped (means over seeds): a run long enough
+    leaves nothing open."""
+    parts = []
+    for d in ds:
+        bg = sum(_m(df, d, f"bg {b[0]} unfinished") or 0.0 for b in BUCKETS)
+        parts.append(f"{d} {_m(df, d, 'incasts unfinished'):.1f} incasts and {bg:,.1f} background messages, run ended at "
+                     f"{fmt(_m(df, d, 'sim ms'), 1)} ms")
+    return "Open at the run's end (measured messages, means over seeds): " + "; ".join(parts) + "."
+
+
+def quick_queue_note(df: pl.DataFrame) -> str:
+    """Why quick mode does not judge the queueing claim, from its own numbers: the ToR
+    tier's ratio is a mix of its host-facing ports (16 per ToR) and uplinks (4 per ToR),
+    and which dominates PFC's mean depends on how far its backlog has spread."""
+    def q(d: str, t: str) -> float | None:
+        return _m(df, d, f"queue {t} tw_mean_kb")
+
+    return ("Quick mode does not judge the queueing claim (the scorecard says so): its incasts are 30-to-1 and its "
+            "window 0.3 ms, and the ToR tier's ratio turns on where PFC's backlog sits. The ToR tier is 16 ports toward "
+            f"hosts and 4 toward the aggregation switches per ToR; here SFC against PFC is {fmt(q('SFC', 'tor_down'))} against "
+            f"{fmt(q('PFC', 'tor_down'))} KB toward hosts ({_ratio(q('SFC', 'tor_down'), q('PFC', 'tor_down'))}) and "
+            f"{fmt(q('SFC', 'tor_up'))} against {fmt(q('PFC', 'tor_up'))} KB toward the aggregation switches, so the tier is "
+            f"{_ratio(q('SFC', 'tor'), q('PFC', 'tor'))}, while PFC's backlog already fills the aggregation tier "
+            f"({fmt(q('PFC', 'agg'))} KB against SFC's {fmt(q('SFC', 'agg'))} KB). In the full run PFC's ToR uplinks hold far "
+            "more (the committed report), which is what puts the full run's ToR tier below half; whether the quick run's "
+            "smaller incasts or its shorter window keep PFC's uplinks low is not separated here.")
 
 
 TIERS = [("tor", "ToR"), ("tor_down", "ToR → host"), ("tor_up", "ToR → agg"), ("agg", "agg"), ("core", "core"), ("nic", "host NIC")]
@@ -421,6 +477,8 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
         "",
         table(head, body),
         "",
+        open_at_end(df, ds),
+        "",
         "Queue depth, time-weighted (the issue's definition): for every switch egress port (and, last column, every host's "
         "NIC port) and every 10 µs window of the measurement span, the exact time-average of the bytes queued at the port "
         "(all priorities, the frame being serialised included): the simulator integrates each port's queue over time at "
@@ -468,10 +526,24 @@ def section(df: pl.DataFrame, s: dict[str, Any], quick: bool) -> str:
     ]
     if quick:
         md.insert(0, f"*Quick mode: {fan}-to-1 incasts and {s['stop'] / 1000:g} ms of arrivals; not the committed numbers.*\n")
+        md.append("")
+        md.append(quick_queue_note(df))
     else:
-        md.insert(0, f"*Size: {(s['stop'] - s['warmup']) / 1000:g} ms of measured arrivals, {n_seeds} seed{'s' if n_seeds != 1 else ''} "
-                  "— what this 2-core machine, shared with other jobs, ran in the time there was. The counts (n) in the table are "
-                  "what the percentiles rest on: the short-message percentiles rest on hundreds of thousands of messages per "
-                  "seed, the > 1 MB bucket on a few hundred, so its p99 is the coarsest number here. A longer run is "
-                  "`settings()` in `python/pl2/reproduce/sfc/benefit.py`.*\n")
+        ends = [x for x in df["sim ms"].to_list() if x is not None]
+        md.insert(0, f"*Size: {(s['stop'] - s['warmup']) / 1000:g} ms of measured arrivals after a {s['warmup'] / 1000:g} ms "
+                  f"warm-up, {n_seeds} seed{'s' if n_seeds != 1 else ''}, each run until every message is delivered or "
+                  f"{s['drain'] / 1000:g} ms after the last arrival (the runs ended at {min(ends):.1f}–{max(ends):.1f} ms of "
+                  "simulated time). How the size was chosen, by measurement: with 4 ms of drain (the family's earlier runs, 5 "
+                  "seeds, 187 messages > 1 MB per seed) 16 % (SFC) to 63 % (PFC) of the > 1 MB messages were still open at "
+                  "the end, and those delivered had taken p50 1.8 ms (SFC) to 3.6 ms (PFC), up to 5.1 ms, so the bucket's "
+                  "p99 was ∞ for every design: the drain, not the window, left it open, hence 20 ms of drain. A longer "
+                  "window was tried (3 ms measured after 0.5 ms): PFC's run did not finish in 527 CPU-seconds (30 minutes "
+                  "on this shared machine, against about 120 for the window here), because under PFC, and under the "
+                  "proxy, the backlog grows through the whole arrival window rather than settling: in the first seed's "
+                  "earlier runs the messages open at 0.5 / 1.0 / 1.5 ms were 68,726 / 279,896 / 535,341 under PFC "
+                  "(proxy 180,675 / 400,780 / 637,708; SFC 7,988 / 11,919 / 13,103; DCQCN alone 11,238 / 16,294 / "
+                  "28,343). So PFC's and the proxy's FCTs here are those of a network falling behind its load, and they "
+                  "grow with the window; a longer window would not measure them better. The counts (n) in the table are "
+                  "what the percentiles rest on: the > 1 MB bucket's p99 is its 2nd-largest FCT per seed, the coarsest "
+                  "number here. The run's size is `settings()` in `python/pl2/reproduce/sfc/benefit.py`.*\n")
     return "\n".join(md)
