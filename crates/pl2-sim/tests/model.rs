@@ -25,6 +25,7 @@ mod model {
     mod queue_mean;
     mod phost;
     mod polo;
+    mod polo_timelines;
     mod raw_loss;
     mod rds;
     mod roce;
