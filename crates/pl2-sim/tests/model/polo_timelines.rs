@@ -63,6 +63,15 @@ const fn burst_start(k: u64) -> u64 {
     k * P + (k - 1) / 2 * CTRL
 }
 
+/// One 12-packet message (18,000 B) h0 → h1 on the pair, data packet `index` lost once.
+fn twelve_packets_losing(index: u32) -> Records {
+    let mut sp = polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 18_000)], PoloConfig::default());
+    sp.faults = vec![drop_data(index)];
+    let recs = traced(sp, &["h0", "h1"]);
+    all_delivered_once(&recs, 1);
+    recs
+}
+
 #[test]
 fn recovery_1_a_gap_asks_for_the_missing_packet_at_once() {
     // One 12-packet message (18,000 B), all in the first burst, so no driving packet;
@@ -75,10 +84,7 @@ fn recovery_1_a_gap_asks_for_the_missing_packet_at_once() {
     // is idle (adjoint 11 ended at 11 P + 5 CTRL + SER + 2 CTRL = 160.128 µs, behind echo
     // 6), so data 10 is resent at once and reaches h1 hop2(SER) later, at 198.786 µs,
     // alone on both links (ack 7 crosses the other way): the message is complete.
-    let mut sp = polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 18_000)], PoloConfig::default());
-    sp.faults = vec![drop_data(10)];
-    let recs = traced(sp, &["h0", "h1"]);
-    all_delivered_once(&recs, 1);
+    let recs = twelve_packets_losing(10);
     let d11 = when(&recs, 0, TraceEvent::Tx, |f| data(f, 11, false));
     assert_eq!(d11, burst_start(11));
     assert_eq!(d11, 146_448_000);
@@ -105,10 +111,7 @@ fn recovery_2_two_epochs_without_data_ask_for_the_lowest_missing_packet() {
     // sends the only active flow a loss packet for its lowest missing packet, data 11, at
     // that instant, before ack 8 (which leaves CTRL later). It reaches h0 at 168.132 µs,
     // h0's NIC is idle, data 11 is resent and reaches h1 at 193.354 µs.
-    let mut sp = polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 18_000)], PoloConfig::default());
-    sp.faults = vec![drop_data(11)];
-    let recs = traced(sp, &["h0", "h1"]);
-    all_delivered_once(&recs, 1);
+    let recs = twelve_packets_losing(11);
     let d10 = when(&recs, 1, TraceEvent::Arrive, |f| data(f, 10, false));
     assert_eq!(d10, burst_start(10) + hop2(SER));
     let closes = |n: u32| when(&recs, 1, TraceEvent::Arrive, |f| matches!(f, Frame::EpochEcho { epoch, .. } if *epoch == n));
