@@ -251,6 +251,7 @@ def d_mechanism(w: str, df: pl.DataFrame) -> str:
     ph = df.filter((pl.col("workload") == w) & (pl.col("design") == "pHost"))
     drops, big = int(g["data_drops"].sum()), int(g["drops_d_over_buffer"].sum())
     share = f"{100 * big / drops:.0f} %" if drops else "–"
+    rest = int(g["tail_flows"].sum() - g["tail_lost_beside_big_d"].sum() - g["tail_big_receiver_d"].sum())
     seeds = "seed" + ("s " if g.height > 1 else " ") + ", ".join(str(x) for x in sorted(g["seed"].to_list()))
     return (f"- {w}, the measured mechanism of that gap: Polo's D is not bounded by what the network holds. At the end "
             f"of an epoch a receiver's D (summed over its active flows) has median {g['d_p50'].mean():.0f}, p99 "
@@ -268,7 +269,7 @@ def d_mechanism(w: str, df: pl.DataFrame) -> str:
             f"p99 slowdown ({seeds}), {int(g['tail_lost_beside_big_d'].sum())} lost packets at a port (their receiver's, "
             "or a ToR uplink their flow hashed onto) where a flow whose receiver's D was above "
             f"{BUFFER_FRAMES} lost packets meanwhile, and {int(g['tail_big_receiver_d'].sum())} more shared a receiver whose D "
-            f"(median over the flow's life) was above {BUFFER_FRAMES}. Recovery 2 sent {int(g['idle_losses'].sum())} loss "
+            f"(median over the flow's life) was above {BUFFER_FRAMES}; {rest} had neither. Recovery 2 sent {int(g['idle_losses'].sum())} loss "
             f"packets and receivers got {int(g['duplicates'].sum())} data packets twice: two epochs of control packets at "
             "high priority can be shorter than a data packet's wait in a full port, and recovery 2 then asks again for "
             "a packet still on its way.")
