@@ -56,6 +56,33 @@ def test_queue_by_d_joins_each_epoch_end_with_its_window() -> None:
         (1, 1, 8.0, 2000.0, 2 * 1626.0), (10, 2, 12.0, 10000.0, 6 * 1626.0)]
 
 
+def test_d_diagnostic_joins_each_drop_with_its_receivers_d() -> None:
+    """Hand-made tables: receiver h5's D is 10 from 0, 100 from 10 µs and 40 from 20 µs
+    (median 40, maximum 100); h6 has no D probe. Data drops: to h5 at 2 µs (D 10), 15 and
+    17 µs (D 100), to h6 at 16 µs (no D: counted as 0); a control frame's drop is left out:
+    4 data drops, 2 of them above the 55 full frames of an 86 KB port. The bin
+    100 KB–1 MB holds flows 1 (slowdown 50, from 4 µs) and 2 (slowdown 2): the p99
+    (nearest rank) is flow 1, which lost a packet at port 3, where flow 7 (receiver h5)
+    lost one at 17 µs with D 100; flow 7's drop there at 2 µs came before flow 1 started."""
+    from types import SimpleNamespace
+
+    from pl2.reproduce.polo import leafspine
+
+    us = 1_000_000
+    probes = pl.DataFrame({"name": ["polo_d", "polo_d", "polo_retx", "polo_d"], "host": [5, 5, 5, 5],
+                           "time_ps": [0, 10 * us, 11 * us, 20 * us], "value": [10.0, 100.0, 3.0, 40.0]})
+    drops = pl.DataFrame({"time_ps": [2 * us, 5 * us, 15 * us, 16 * us, 17 * us], "dst": [5, 5, 5, 6, 5], "port": [3, 9, 3, 9, 3],
+                          "msg_id": [7, 2, 1, 4, 7], "data": [True, False, True, True, True]})
+    res = SimpleNamespace(probes=probes, drops=drops)
+    m = pl.DataFrame({"id": [1, 2, 3], "dst": [5, 5, 5], "size_bytes": [200_000, 300_000, 50], "start_ps": [4 * us, 0, 0],
+                      "finish_ps": [30 * us, 30 * us, 30 * us], "slowdown": [50.0, 2.0, 1.0]})
+    d = leafspine.d_diagnostic(res, "Polo no pause", m)
+    assert (d["data_drops"], d["drops_d_over_buffer"]) == (4, 2)
+    assert (d["tail_flows"], d["tail_lost_beside_big_d"], d["tail_big_receiver_d"]) == (1, 1, 0)
+    assert (d["d_p50"], d["d_max"]) == (40.0, 100.0)
+    assert all(v is None for v in leafspine.d_diagnostic(res, "pHost", m).values())
+
+
 @pytest.mark.real_native
 def test_polo_family_quick(tmp_path: Path) -> None:
     out = tmp_path / "r"

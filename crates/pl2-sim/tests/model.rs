@@ -26,6 +26,7 @@ mod model {
     mod queue_mean;
     mod phost;
     mod polo;
+    mod polo_timelines;
     mod raw_loss;
     mod rds;
     mod roce;

@@ -13,33 +13,33 @@ use pl2_sim::workload::MessageSpec;
 
 const END: SimTime = SimTime(u64::MAX / 2);
 /// 1542 B (1500 B payload, tagged Ethernet) at 1 Gbps.
-const SER: u64 = 12_336_000;
+pub(super) const SER: u64 = 12_336_000;
 /// A header-sized packet: 64 B minimum frame + 20 B preamble and gap at 1 Gbps.
-const CTRL: u64 = 672_000;
+pub(super) const CTRL: u64 = 672_000;
 /// Default link delay and switch pipeline latency.
 const PROP: u64 = 100_000;
 const LAT: u64 = 350_000;
 const MS: u64 = 1_000_000_000;
 /// One packet from h0 to h1 through the store-and-forward switch: `ser` on each link.
-const fn hop2(ser: u64) -> u64 {
+pub(super) const fn hop2(ser: u64) -> u64 {
     2 * ser + 2 * PROP + LAT
 }
 
 /// Two hosts at 1 Gbps through one store-and-forward switch, with ECN at `ecn`.
-fn pair(ecn: EcnConfig) -> NetworkConfig {
+pub(super) fn pair(ecn: EcnConfig) -> NetworkConfig {
     let mut net = two_hosts_one_switch(BitsPerSec::gbps(1), BitsPerSec::gbps(1));
     net.switch.cut_through = false;
     net.switch.ecn = ecn;
     net
 }
 
-fn polo(net: NetworkConfig, msgs: Vec<MessageSpec>, cfg: PoloConfig) -> SimSpec {
+pub(super) fn polo(net: NetworkConfig, msgs: Vec<MessageSpec>, cfg: PoloConfig) -> SimSpec {
     let mut sp = spec(net, vec![list(msgs)]);
     sp.transport = TransportConfig::Polo(cfg);
     sp
 }
 
-fn run_polo(sp: SimSpec) -> (Simulation, Records, PoloStats) {
+pub(super) fn run_polo(sp: SimSpec) -> (Simulation, Records, PoloStats) {
     let mut sim = run(sp, END);
     sim.finish();
     let recs = sim.drain_records();
@@ -47,7 +47,7 @@ fn run_polo(sp: SimSpec) -> (Simulation, Records, PoloStats) {
     (sim, recs, st)
 }
 
-fn w(packets: u32) -> PoloConfig {
+pub(super) fn w(packets: u32) -> PoloConfig {
     PoloConfig { initial_window_packets: packets, ..PoloConfig::default() }
 }
 
@@ -125,7 +125,7 @@ fn one_flow_with_drops(size: u64, cfg: PoloConfig, faults: Vec<FaultSpec>) -> (R
     (recs, st)
 }
 
-fn drop_data(seq: u32) -> FaultSpec {
+pub(super) fn drop_data(seq: u32) -> FaultSpec {
     FaultSpec::DropNth { flow: 0, seq, times: 1 }
 }
 
@@ -193,7 +193,7 @@ fn finish_of(recs: &Records, src: u32) -> u64 {
     recs.messages.iter().find(|m| m.src == src).and_then(|m| m.finish).expect("delivered").0
 }
 
-fn rack(hosts: u32, rate: BitsPerSec) -> NetworkConfig {
+pub(super) fn rack(hosts: u32, rate: BitsPerSec) -> NetworkConfig {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::SingleRack { hosts, breakout: 1 };
     net.link.rate = rate;
@@ -467,3 +467,4 @@ fn invalid_configuration_is_rejected() {
         assert!(err.is_some(), "{cfg:?} accepted");
     }
 }
+
