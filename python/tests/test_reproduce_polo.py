@@ -63,7 +63,10 @@ def test_d_diagnostic_joins_each_drop_with_its_receivers_d() -> None:
     4 data drops, 2 of them above the 55 full frames of an 86 KB port. The bin
     100 KB–1 MB holds flows 1 (slowdown 50, from 4 µs) and 2 (slowdown 2): the p99
     (nearest rank) is flow 1, which lost a packet at port 3, where flow 7 (receiver h5)
-    lost one at 17 µs with D 100; flow 7's drop there at 2 µs came before flow 1 started."""
+    lost one at 17 µs with D 100; flow 7's drop there at 2 µs came before flow 1 started.
+    Flow 5 (to h6, slowdown 50: also at the p99) lost nothing and its receiver has no D,
+    but its sender h9 had flow 8 to h5 alive from 10 to 19 µs, when h5's D was 100: it
+    counts as sharing its sender with a flow of large D."""
     from types import SimpleNamespace
 
     from pl2.reproduce.polo import leafspine
@@ -73,12 +76,13 @@ def test_d_diagnostic_joins_each_drop_with_its_receivers_d() -> None:
                            "time_ps": [0, 10 * us, 11 * us, 20 * us], "value": [10.0, 100.0, 3.0, 40.0]})
     drops = pl.DataFrame({"time_ps": [2 * us, 5 * us, 15 * us, 16 * us, 17 * us], "dst": [5, 5, 5, 6, 5], "port": [3, 9, 3, 9, 3],
                           "msg_id": [7, 2, 1, 4, 7], "data": [True, False, True, True, True]})
-    res = SimpleNamespace(probes=probes, drops=drops)
-    m = pl.DataFrame({"id": [1, 2, 3], "dst": [5, 5, 5], "size_bytes": [200_000, 300_000, 50], "start_ps": [4 * us, 0, 0],
-                      "finish_ps": [30 * us, 30 * us, 30 * us], "slowdown": [50.0, 2.0, 1.0]})
+    m = pl.DataFrame({"id": [1, 2, 3, 5], "src": [1, 2, 3, 9], "dst": [5, 5, 5, 6], "size_bytes": [200_000, 300_000, 50, 400_000],
+                      "start_ps": [4 * us, 0, 0, 0], "finish_ps": [30 * us, 30 * us, 30 * us, 30 * us], "slowdown": [50.0, 2.0, 1.0, 50.0]})
+    peer = pl.DataFrame({"id": [8], "src": [9], "dst": [5], "size_bytes": [50], "start_ps": [10 * us], "finish_ps": [19 * us], "slowdown": [1.0]})
+    res = SimpleNamespace(probes=probes, drops=drops, messages=pl.concat([m, peer]))
     d = leafspine.d_diagnostic(res, "Polo no pause", m)
     assert (d["data_drops"], d["drops_d_over_buffer"]) == (4, 2)
-    assert (d["tail_flows"], d["tail_lost_beside_big_d"], d["tail_big_receiver_d"]) == (1, 1, 0)
+    assert (d["tail_flows"], d["tail_lost_beside_big_d"], d["tail_big_receiver_d"], d["tail_big_sender_peer_d"]) == (2, 1, 0, 1)
     assert (d["d_p50"], d["d_max"]) == (40.0, 100.0)
     assert all(v is None for v in leafspine.d_diagnostic(res, "pHost", m).values())
 

@@ -7,7 +7,7 @@ use super::common::*;
 use pl2_sim::config::{EcnConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::Records;
 use pl2_sim::sim::{FaultSpec, SimSpec, Simulation, TransportConfig};
-use pl2_sim::transport::polo::{DScope, PauseEnd, PoloConfig, PoloStats};
+use pl2_sim::transport::polo::{DBound, DScope, PauseEnd, PoloConfig, PoloStats};
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
 use pl2_sim::workload::MessageSpec;
 
@@ -99,6 +99,33 @@ fn d_grows_per_packet_in_the_first_epoch_then_by_one_per_unmarked_epoch() {
     }
     assert!(d.last().unwrap().1 > 10, "D kept growing: {d:?}");
     assert_eq!(st.marked_packets, 0);
+}
+
+#[test]
+fn validated_d_stops_growing_when_an_epoch_carries_less_than_half_of_it() {
+    // The flow of `d_grows_per_packet_in_the_first_epoch_then_by_one_per_unmarked_epoch`,
+    // alone at line rate, with `d_bound = "validated"` (RFC 7661: grow only if 2 ×
+    // arrivals ≥ D). The first epochs are the same: D = 2 at 53.010 µs, 3 at 80.126 µs.
+    // Then the sender's link carries, per epoch, two data packets with their adjoints and
+    // the one echo: 2 SER + 3 CTRL = 26.688 µs, the epoch's length from then on, so
+    // every epoch brings exactly 2 data packets. D grows while 2 × 2 ≥ D: 4 at
+    // 107.242 µs, 5 at 133.930 µs, and stays 5 (4 < 5) for the rest of the flow.
+    let cfg = PoloConfig { d_bound: DBound::Validated, ..w(1) };
+    let (_, recs, st) = run_polo(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 300_000)], cfg));
+    all_delivered_once(&recs, 1);
+    assert_eq!(st.marked_packets, 0);
+    let d = d_probes(&recs);
+    assert_eq!(&d[..4], &[(53_010_000, 2), (80_126_000, 3), (107_242_000, 4), (133_930_000, 5)], "{:?}", &d[..6]);
+    assert!(d.len() > 90, "{}", d.len());
+    for (k, p) in d[3..].windows(2).enumerate() {
+        assert_eq!((p[1].0 - p[0].0, p[1].1), (2 * SER + 3 * CTRL, 5), "epoch {}: {d:?}", k + 4);
+    }
+    // Off (the default): the same epochs, and D goes on growing past 5.
+    assert_eq!(PoloConfig::default().d_bound, DBound::None);
+    let (_, recs, _) = run_polo(polo(pair(EcnConfig::Off), vec![msg(0, 0, 1, 300_000)], w(1)));
+    let free = d_probes(&recs);
+    assert_eq!(&free[..4], &d[..4]);
+    assert_eq!(free[4], (160_618_000, 6), "{:?}", &free[..6]);
 }
 
 #[test]

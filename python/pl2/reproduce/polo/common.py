@@ -61,7 +61,7 @@ PAYLOAD: dict[str, int] = {"Polo": 1500, "Homa": 1456, "NDP": 1472, "pHost": 150
 #: Header-sized frames each design sends per data packet across the data's path.
 COLORS = {"Polo": "tab:blue", "Homa": "tab:red", "NDP": "tab:green", "pHost": "tab:orange",
           "Homa 5 ms": "tab:pink", "NDP rearm": "tab:olive", "Polo no pause": "tab:gray", "Polo receiver D": "tab:olive",
-          "Polo pause to finish": "tab:pink", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
+          "Polo pause to finish": "tab:pink", "Polo D bounded": "tab:cyan", "Polo no pause D bounded": "tab:purple", "Polo^a": "tab:cyan", "Polo^b": "tab:purple", "Polo^c": "tab:brown"}
 
 #: Diagnostic Polo variants (not the slides' designs): each one open choice of
 #: `docs/model.md` ("Polo") set the other way, to measure what that choice does.
@@ -70,6 +70,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # The two readings pl2 used before they were measured over the family (issue 20).
     "Polo receiver D": {"kind": "polo", "d_scope": "receiver"},
     "Polo pause to finish": {"kind": "polo", "pause_end": "flow_finish"},
+    # Not in the slides: D grows only in an epoch that used at least half of it (RFC
+    # 7661's validation of cwnd, `d_bound = "validated"`), the causal check of the
+    # leaf–spine gap's measured mechanism (D without bound).
+    "Polo D bounded": {"kind": "polo", "d_bound": "validated"},
+    "Polo no pause D bounded": {"kind": "polo", "pause": False, "d_bound": "validated"},
 }
 
 #: Polo's ablations (issue 20): each a `[transport]` switch.

@@ -70,6 +70,47 @@ pub struct PoloConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(!skip_serializing_if)]
     pub release_thread_at_once: bool,
+    /// A bound on D's growth, which the slides do not have: `none` (default, the slides'
+    /// rule: +1 per unmarked epoch with a packet, however few packets D's window carried)
+    /// or `validated` (RFC 7661: D grows only in an epoch that used at
+    /// least half of it, i.e. 2 × the epoch's data arrivals ≥ D, the receiver's analogue of
+    /// "pipeACK ≥ ½ cwnd"). Not in the slides (`docs/model.md`, "Polo"). Default `none`
+    /// (left out of the canonical scenario then, so older scenarios keep their keys).
+    #[serde(skip_serializing_if = "DBound::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub d_bound: DBound,
+}
+
+/// What limits D's growth in an unmarked epoch.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DBound {
+    /// The slides' rule: D grows by one in every later epoch with data and no mark, with
+    /// no upper bound. Default.
+    #[default]
+    None,
+    /// Congestion-window validation (RFC 7661; the receiver's D in the role of
+    /// cwnd, the data packets that arrived in the epoch in that of pipeACK): an unmarked
+    /// epoch grows D only if at least half of D arrived in it (2 × arrivals ≥ D), so D
+    /// stays within about twice what one epoch of the path carries. Each flow's D is
+    /// tested against its own arrivals with `d_scope = "flow"`; the receiver's D against
+    /// all its arrivals.
+    Validated,
+}
+
+impl DBound {
+    /// Whether this is the slides' rule (no bound).
+    pub fn is_none(&self) -> bool {
+        *self == DBound::None
+    }
+
+    /// Whether an unmarked epoch with `arrivals` data packets may grow `d` by one.
+    pub fn allows_growth(self, d: u32, arrivals: u32) -> bool {
+        match self {
+            DBound::None => true,
+            DBound::Validated => 2 * u64::from(arrivals) >= u64::from(d),
+        }
+    }
 }
 
 /// How long the pause mechanism holds a flow.
@@ -144,6 +185,7 @@ impl Default for PoloConfig {
             pause: true,
             pause_end: PauseEnd::UnmarkedEpoch,
             release_thread_at_once: false,
+            d_bound: DBound::None,
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod receiver;
 pub mod sender;
 pub mod wire;
 
-pub use config::{DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError};
+pub use config::{DBound, DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;

@@ -16,7 +16,8 @@
 //!   Driving packets not answering an arrival (D grew at an epoch's end) go round robin.
 //! - D: 0 when the receiver is idle (no active or paused flow). First epoch: +1 per
 //!   unmarked data packet. Later epochs: +1 if at least one data packet arrived and none
-//!   was marked. Any epoch with M marked packets: D ← max(D − M/2, `d_min_packets`).
+//!   was marked (and, with `d_bound = "validated"`, not in the slides, only if at least
+//!   half of D arrived in the epoch: RFC 7661's validation of cwnd). Any epoch with M marked packets: D ← max(D − M/2, `d_min_packets`).
 //! - Epochs (Polo slides, "Determining the adjustment epoch"): the receiver acknowledges
 //!   an adjoint packet (epoch ack); the sender's echo closes the epoch, and its
 //!   acknowledgement opens the next, so an epoch is one round trip of this ping-pong. A
@@ -457,8 +458,9 @@ impl Receiver {
     fn close_epoch(&mut self, now: SimTime, ctx: &Ctx, st: &mut PoloStats, out: &mut Actions) {
         let e = std::mem::take(&mut self.epoch);
         st.epochs += 1;
-        // Polo slides, "Adjusting the number of driving packets".
-        if !e.first && e.marks == 0 && e.arrivals > 0 {
+        // Polo slides, "Adjusting the number of driving packets"; with `d_bound =
+        // "validated"` only if the epoch used at least half of D (RFC 7661).
+        if !e.first && e.marks == 0 && e.arrivals > 0 && ctx.cfg.d_bound.allows_growth(self.d, e.arrivals) {
             self.d += 1;
         }
         if e.marks > 0 {
@@ -519,7 +521,7 @@ impl Receiver {
         for k in 0..self.active.len() + self.paused.len() {
             let idx = if k < self.active.len() { self.active[k] } else { self.paused[k - self.active.len()] };
             let f = self.flows.get_mut(idx).expect("listed flows are live");
-            if !f.in_first_phase(number) && f.marks == 0 && f.arrivals > 0 {
+            if !f.in_first_phase(number) && f.marks == 0 && f.arrivals > 0 && ctx.cfg.d_bound.allows_growth(f.d, f.arrivals) {
                 f.d += 1;
             }
             let half = ctx.cfg.mark_rounding.half(f.marks);
