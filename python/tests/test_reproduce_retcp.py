@@ -49,7 +49,26 @@ def test_etalon_fake_strobe_by_hand() -> None:
     plain = common.scenario_dict("z", cc="retcp", signal_lead_us=150, quick=True, racks=25, settings=())
     assert plain["network"]["link"]["rate"] == "10Gbps" and "signal_timing" not in plain["network"]["circuit"]
     with pytest.raises(ValueError, match="unknown"):
-        common.scenario_dict("w", cc="cubic", quick=True, settings=("gro",))
+        common.scenario_dict("w", cc="cubic", quick=True, settings=("hystart",))
+
+
+def test_etalon_night_and_linux_host_settings() -> None:
+    """The family's etalon settings beyond the network's: etalon's schedule runner closes
+    the next pair's packet path at night (`night_packet_path = "closed"`); Linux's timers
+    on the hosts' real clock under TDF 20 (200 ms minimum RTO → 10 ms, 40 ms delayed-ACK
+    timer → 2 ms, the 10 ms probe-timeout floor → 500 µs), its RTO form and CUBIC's α. GRO
+    is a probe only: mlx4's 16 µs and 128 µs of real time are 800 and 6400 ns emulated."""
+    d = common.scenario_dict("x", cc="cubic", quick=True, racks=8)
+    assert d["network"]["circuit"]["night_packet_path"] == "closed"
+    t = d["transport"]
+    assert (t["min_rto"], t["delayed_ack_timeout"], t["min_pto"]) == ("10000us", "2000us", "500us")
+    assert t["linux_rto"] is True and t["cubic_alpha"] == "linux" and "gro" not in t
+    for probe, window in (("gro_16us", "800ns"), ("gro_128us", "6400ns")):
+        g = common.scenario_dict("g", cc="cubic", quick=True, settings=common.SETTINGS + (probe,))
+        assert g["transport"]["gro"] == {"window": window}
+    open_night = common.scenario_dict("o", cc="cubic", quick=True, settings=("host_40g",))
+    assert "night_packet_path" not in open_night["network"]["circuit"]
+    assert not {"linux_rto", "min_pto", "cubic_alpha"} & set(open_night["transport"])
 
 
 @pytest.mark.real_native

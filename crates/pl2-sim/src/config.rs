@@ -123,6 +123,8 @@ pub struct HostConfig {
     /// Segmentation offload behind a rate shaper, as etalon's hosts sent (Linux TSO/GSO
     /// under a netem rate qdisc; `docs/model.md` "Hosts in the reTCP experiments"). Off by
     /// default: every frame is handed to the NIC on its own as the transport releases it.
+    /// Refused in a run with PL2 (raw, or TCP over PL2), whose bursts are hand-over units
+    /// timed by the ToR's grants that the offload would regroup and delay.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schemars(!skip_serializing_if)]
     pub offload: Option<OffloadConfig>,

@@ -2,14 +2,16 @@
 //! netem rate): the frames a transport releases at once leave in units of at most
 //! `max_bytes` of payload, each held until the shaper has timed its whole length, then
 //! sent back to back at the (faster) link rate; worked by hand from TCP's initial window.
+//! Refused with PL2, whose bursts are timed hand-over units.
 
 use super::common::*;
-use pl2_sim::config::OffloadConfig;
+use pl2_sim::config::{NetworkConfig, OffloadConfig, TopologyConfig};
 use pl2_sim::framing::{Framing, L4Headers};
 use pl2_sim::metrics::TraceEvent;
 use pl2_sim::packet::PktKind;
 use pl2_sim::sim::{TraceConfig, TransportConfig};
-use pl2_sim::transport::tcp::TcpConfig;
+use pl2_sim::transport::pl2::Pl2Config;
+use pl2_sim::transport::tcp::{TcpConfig, TcpScheduler};
 use pl2_sim::units::{BitsPerSec, Bytes, SimTime};
 
 /// Start times of host 0's data frames on its link, in ps, with `offload` and host 0's
@@ -63,5 +65,29 @@ fn offload_settings_are_checked() {
         net.host.offload = Some(o);
         let err = pl2_sim::sim::Simulation::new(spec(net, vec![list(vec![msg(0, 0, 1, 1000)])])).err().expect("refused").to_string();
         assert!(err.contains(field), "{err}");
+    }
+}
+
+/// PL2 hands each burst over whole at the slot its GRT gives; the offload would regroup
+/// and delay those frames, so a run with PL2 (raw, or TCP over PL2) and `host.offload` is
+/// refused with the field named, and the same run without the offload builds.
+#[test]
+fn offload_with_pl2_is_refused() {
+    let tcp_over_pl2 = TransportConfig::Tcp(TcpConfig { scheduler: TcpScheduler::Pl2, ..TcpConfig::default() });
+    for transport in [TransportConfig::Pl2(Pl2Config::default()), tcp_over_pl2] {
+        for offload in [None, Some(OffloadConfig { max_bytes: Bytes(65_536), rate: BitsPerSec::gbps(40) })] {
+            let mut net = NetworkConfig::default();
+            net.topology = TopologyConfig::SingleRack { hosts: 4, breakout: 1 };
+            net.host.offload = offload;
+            let mut sp = spec(net, vec![list(vec![msg(0, 0, 1, 100_000)])]);
+            sp.transport = transport.clone();
+            match (offload, pl2_sim::sim::Simulation::new(sp)) {
+                (None, r) => assert!(r.is_ok(), "without the offload the run builds: {:?}", r.err().map(|e| e.to_string())),
+                (Some(_), r) => {
+                    let err = r.err().expect("refused").to_string();
+                    assert!(err.contains("host.offload") && err.contains("PL2"), "{err}");
+                }
+            }
+        }
     }
 }

@@ -8,8 +8,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
 
 - 8 racks of 16 hosts; packet network 10 Gbps, 5 µs ToR to ToR; circuit network 80
   Gbps, 30 µs; 9000 B MTU (etalon `etc/python_config.py:64-76`). Round-robin schedule,
-  180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Night packet
-  path open, frames in flight at night delivered.
+  180 µs days, 20 µs nights: one circuit per rack pair per 1400 µs week. Frames in flight
+  at night delivered. A pair's packet path is off from the night before its day until the
+  day ends (`night_closed`: etalon's RunSchedule, click-etalon
+  `elements/standard/run_schedule.cc:398-415, 522-529`).
 - Hosts send at 40 Gbps (etalon's hosts: `etc/python_config.py:17` DATA_RATE_Gbps_TDF = 40 /
   TDF, a netem rate on each container, `experiments/common.py:481-483`): with `tso` that is
   the offload's shaper on an 800 Gbps host link (etalon's 40 Gbps NIC in emulated time),
@@ -28,7 +30,9 @@ Every choice the slides leave open is a constant here, stated in the family's re
   Linux's timers in emulated time: etalon dilates time by TDF = 20 (`etc/python_config.py:11`)
   with libVT, a user-space interposition library (etalon `README.md:136-137`), so the
   hosts' kernels keep real time: the 200 ms minimum RTO is 10 ms of emulated time, the
-  40 ms delayed-ACK timer (TCP_ATO_MIN) 2 ms.
+  40 ms delayed-ACK timer (TCP_ATO_MIN) 2 ms, the 10 ms floor under the tail loss probe's
+  timeout 500 µs (`linux_pto`). Linux's RTO form, SRTT + max(4·RTTVAR, minimum)
+  (`linux_rto`), and its CUBIC's Reno-friendly α (`linux_cubic`, `cubic_alpha = "linux"`).
 - etalon's circuit-state signal (`signal_timing = "recompute"`, click-etalon
   `elements/standard/run_schedule.cc:439-481`), and, for the 25-rack runs, etalon's "fake
   strobe" (`experiments/click_common.py:186-215`): 3 real racks, the measured pair's
@@ -72,14 +76,33 @@ SRC_RACK, DST_RACK = 0, 1
 #: etalon's settings the family runs with (module doc): host links 40 Gbps, Linux's timers
 #: in emulated time, etalon's recomputed circuit-state signal, its 3-rack fake strobe
 #: (only where the runs stand for etalon's 25 racks; the 8-rack runs are the issue's round
-#: robin over 8 real racks), and segmentation offload behind the hosts' shaper.
-SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso")
+#: robin over 8 real racks), segmentation offload behind the hosts' shaper, the closed
+#: night packet path, and Linux's CUBIC α, RTO form and tail-loss-probe floor.
+SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso", "night_closed", "linux_cubic",
+            "linux_rto", "linux_pto")
 
 #: Further host factors the gap table measures one at a time on top of the family's
 #: settings, none of them etalon's: `tso_2seg`, segmentation offload units of at most two
 #: segments (Linux's floor, `tcp_tso_autosize`'s min_tso_segs = 2, where `tso` takes its
-#: 64 KiB ceiling); `no_delayed_ack`, an ACK for every segment.
-PROBES = ("tso_2seg", "no_delayed_ack")
+#: 64 KiB ceiling); `no_delayed_ack`, an ACK for every segment; `gro_16us` and `gro_128us`,
+#: receive offload merging what arrives within the receiving NIC's interrupt moderation
+#: time (mlx4's fixed default 16 µs, `MLX4_EN_RX_COAL_TIME`, and its adaptive maximum
+#: 128 µs, `MLX4_EN_RX_COAL_TIME_HIGH`; real time, so 0.8 and 6.4 µs emulated). etalon's
+#: NICs ran mlx4's adaptive moderation, which below 400,000 packets/s
+#: (`MLX4_EN_RX_RATE_LOW`) uses `MLX4_EN_RX_COAL_TIME_LOW` = 0 µs: its GRO had nothing to
+#: merge at the ≤ 55,000 frames/s a receiving machine got, so the family leaves GRO off.
+PROBES = ("tso_2seg", "no_delayed_ack", "gro_16us", "gro_128us")
+
+#: Linux's timers on the hosts' real clock, in emulated time (TDF 20): the 200 ms minimum
+#: RTO, the 40 ms delayed-ACK timer (TCP_ATO_MIN) and the 10 ms floor of the tail loss
+#: probe's timeout (`tcp_schedule_loss_probe`).
+TDF = 20
+LINUX_MIN_RTO_MS = 200
+LINUX_ATO_MS = 40
+LINUX_MIN_PTO_MS = 10
+
+#: The probes' GRO windows in emulated µs.
+GRO_WINDOW_US = {"gro_16us": 16 / TDF, "gro_128us": 128 / TDF}
 
 #: etalon's hosts' NIC: a 40 Gbps ConnectX-3 (etalon `bin/install.sh:129-131` mlx4,
 #: `README.md:34-39` 40 Gbps links) on a clock dilated 20 times: 800 Gbps of emulated
@@ -109,8 +132,10 @@ def preamble() -> list[str]:
         f"30 µs (ToR to ToR); MTU 9000 B; round-robin circuits, {DAY_US} µs days and {NIGHT_US} µs nights, a "
         f"{week_us(RACKS)} µs week (the issue's {RACKS} racks), and, where marked, etalon's {ETALON_RACKS}-rack fake strobe as the "
         f"slides' runs used it (a {week_us(ETALON_RACKS)} µs week, on etalon's 3 real racks); hosts sending at 40 Gbps (etalon's netem rate) on 800 Gbps links (its NIC); VOQ per "
-        "destination rack, the only place frames are dropped. Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
-        "hosts ran them under time dilation (10 ms minimum RTO, 2 ms delayed-ACK timer), and "
+        "destination rack, the only place frames are dropped; a pair's packet path off from the night before its day until "
+        "the day ends (etalon's schedule runner). Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
+        "hosts ran them under time dilation (10 ms minimum RTO plus SRTT, 2 ms delayed-ACK timer, 500 µs floor under the "
+        "tail loss probe's timeout), CUBIC with Linux's Reno-friendly α, and "
         "segmentation offload as etalon's hosts sent (64 KiB units timed by the hosts' 40 Gbps shaper, then back to back "
         "at its NIC's 800 Gbps of emulated time; `retcp/common.py`, `docs/model.md`).",
         f"- Traffic: {FLOWS} long-lived TCP flows, host i of rack 0 → host i of rack 1; {warm} warm-up weeks, then "
@@ -157,13 +182,25 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         # measured pair, with 1 → 2 and 2 → 0), racks renumbered so that its r2 → r3 is 0 → 1.
         real_racks = 3
         circuit["schedule"] = {"list": [[1, 2, 0]] * (racks - 2) + [[2, 0, 1]]}
+    if "night_closed" in on:
+        circuit["night_packet_path"] = "closed"
     if signal_lead_us is not None:
         circuit["signal_lead"] = f"{signal_lead_us}us"
         if "signal_recompute" in on:
             circuit["signal_timing"] = "recompute"
     transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
     if "linux_timers" in on:
-        transport |= {"min_rto": "10ms", "delayed_ack_timeout": "2ms"}
+        transport |= {"min_rto": f"{1000 * LINUX_MIN_RTO_MS // TDF}us", "delayed_ack_timeout": f"{1000 * LINUX_ATO_MS // TDF}us"}
+    if "linux_cubic" in on:
+        # Linux's Reno-friendly α stays 3(1 − β)/(1 + β) (`tcp_cubic.c` beta_scale).
+        transport["cubic_alpha"] = "linux"
+    if "linux_rto" in on:
+        transport["linux_rto"] = True
+    if "linux_pto" in on:
+        transport["min_pto"] = f"{1000 * LINUX_MIN_PTO_MS // TDF}us"
+    for g, w in GRO_WINDOW_US.items():
+        if g in on:
+            transport["gro"] = {"window": f"{w * 1000:.0f}ns"}
     if "no_delayed_ack" in on:
         transport["delayed_ack"] = False
     if cc == "retcp" and retcp_base != "reno":

@@ -32,9 +32,10 @@ def run(ctx: Context) -> str:
         out += [f"**{racks} racks**:", "", sweep.result_table(df, labels, SLIDES, "variant"), ""]
     out += ["The slide's bars (17 Linux variants at 42-55 %, one at 26 %) cannot be matched name by name from the slide's "
             "text; pl2 has four of them. etalon's log gives the values behind the bars (`graphs/nsdi2020/1581462196-nsdi2020.txt:"
-            "9`): reno 53.2, cubic 48.7, dctcp 45.5 % (and reTCP at static 16 packets 52.7 %, line 85). With pl2's "
-            "earlier setting (10 Gbps host links, 1 ms minimum RTO) the four gave 46, 46, 42, 47 % at 25 racks; with etalon's "
-            "40 Gbps host links, Linux's timers and its hosts' segmentation offload each is higher (the table), as static "
-            "CUBIC is (`retcp-static`; without the offload: 56, 55, 55, 58 %). BBR is not in pl2 (the issue's \"BBR if you "
+            "9`): reno 53.2, cubic 48.7, dctcp 45.5 % (and reTCP at static 16 packets 52.7 %, line 85); ours at 25 racks, "
+            "with etalon's settings: 51, 49, 50, 56 %. With pl2's earlier setting (10 Gbps host links, 1 ms minimum RTO) the "
+            "four gave 46, 46, 42, 47 %, and before etalon's closed night packet path was applied 56, 55, 55, 60 % "
+            "(`retcp-static` explains that setting). DCTCP is 4.9 points above etalon's and reTCP 3.2 (reno 1.9 below): not explained. "
+            "BBR is not in pl2 (the issue's \"BBR if you "
             "add it\"): not added, so it is not in the table.", ""]
     return "\n".join(out)

@@ -53,6 +53,15 @@ pub(super) fn install(cfgs: &[TransportConfig], net: &NetSite<'_>) -> Result<Vec
         }
     }
     let Some((c, field)) = first else { return Ok(Vec::new()) };
+    if net.net.host.offload.is_some() {
+        // A burst is one hand-over unit sent at the slot its GRT gives (§4.4); the offload
+        // would cut it into units of one flow, delay each behind its shaper and send units
+        // of different bursts together, so the ToR's schedule would no longer hold.
+        return Err(invalid(
+            "host.offload",
+            format!("segmentation offload cannot be combined with PL2 ({field} runs over PL2): the offload regroups and delays the frames PL2 hands over as timed bursts; remove [network.host.offload] from a run with PL2"),
+        ));
+    }
     let Some(racks) = racks(net) else {
         return Err(invalid(
             field,

@@ -105,8 +105,30 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "CeChangeAck::is_rfc8257")]
     #[schemars(!skip_serializing_if)]
     pub ce_change_ack: CeChangeAck,
+    /// Receive offload (Linux GRO) in front of the receiver: in-order data segments of a
+    /// connection that arrive within `gro.window` of the first of them, up to
+    /// `gro.max_bytes` of payload, reach TCP as one unit, and the ACK rules apply per
+    /// unit (so a unit of two or more full segments is acknowledged at once, by one
+    /// stretched ACK). Off by default: each segment reaches TCP on its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub gro: Option<GroConfig>,
     /// Minimum retransmission timeout (RFC 6298 says 1 s; Linux 200 ms). Default 1 ms.
     pub min_rto: Duration,
+    /// Where `min_rto` applies: `false` (default): RTO = max(SRTT + 4·RTTVAR, min_rto)
+    /// (RFC 6298 §2.4); `true`: RTO = SRTT + max(4·RTTVAR, min_rto), as Linux (its
+    /// `tcp_rtt_estimator` floors the variance term `mdev_max` at `tcp_rto_min`, and
+    /// `__tcp_set_rto` adds SRTT), so a Linux RTO is the minimum plus the smoothed RTT.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub linux_rto: bool,
+    /// Floor of RACK-TLP's probe timeout (`rack_tlp`): PTO = max(2·SRTT, min_pto) (plus the
+    /// delayed-ACK allowance with one segment out). Default 0 s (RFC 8985 §7.2); Linux 4.x
+    /// floors it at 10 ms (`tcp_schedule_loss_probe`: `max_t(u32, timeout,
+    /// msecs_to_jiffies(10))`).
+    #[serde(skip_serializing_if = "is_zero_duration")]
+    #[schemars(!skip_serializing_if)]
+    pub min_pto: Duration,
     /// RTO before the first RTT sample (RFC 6298: 1 s). Default 1 ms.
     pub initial_rto: Duration,
     /// Largest RTO after backoff. Default 60 s (RFC 6298 §2.5).
@@ -155,6 +177,32 @@ pub struct TcpConfig {
     /// Publish per-connection probes (cwnd, ssthresh, srtt, bytes in flight,
     /// retransmissions, DCTCP alpha) at every ACK. Default true.
     pub probes: bool,
+}
+
+/// Receive offload (GRO, Linux `net/core/dev.c` `napi_gro_receive`, `net/ipv4/tcp_offload.c`
+/// `tcp_gro_receive`): the NIC's interrupt hands the stack the frames that arrived since
+/// the last poll, and GRO merges consecutive in-order segments of one flow into one skb of
+/// at most 64 KB, flushed at the end of the poll. A unit here opens with an in-order data
+/// segment and closes `window` later (the poll's end: the NIC's interrupt moderation time),
+/// when the next segment would not fit in `max_bytes`, or early when a segment of the
+/// connection arrives out of order, as a duplicate or with its CE bit changed (GRO flushes
+/// a flow whose next segment is not contiguous or whose IP header differs). The bytes are
+/// delivered to the application as they arrive; only the acknowledgement waits for the
+/// unit's end, where the unit's segments count as received at once (Linux's
+/// `__tcp_ack_snd_check`: more than one full segment unacknowledged, ACK now).
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroConfig {
+    /// How long a unit collects segments after its first (the receiving NIC's interrupt
+    /// moderation time). 0: every segment is its own unit (GRO on, nothing to merge).
+    pub window: Duration,
+    /// Largest payload of one unit. Default 65536 B (GRO's 64 KB skb limit).
+    #[serde(default = "gro_max_default")]
+    pub max_bytes: Bytes,
+}
+
+fn gro_max_default() -> Bytes {
+    Bytes(65_536)
 }
 
 /// What schedules TCP's data segments.
@@ -277,6 +325,10 @@ fn is_default_retcp(r: &RetcpConfig) -> bool {
     *r == RetcpConfig::default()
 }
 
+fn is_zero_duration(d: &Duration) -> bool {
+    d.0 == 0
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -297,7 +349,10 @@ impl Default for TcpConfig {
             cubic_alpha: CubicAlpha::Rfc9438,
             sacked_retransmissions_in_flight: false,
             ce_change_ack: CeChangeAck::Rfc8257,
+            gro: None,
             min_rto: Duration::from_ms(1),
+            linux_rto: false,
+            min_pto: Duration::ZERO,
             initial_rto: Duration::from_ms(1),
             max_rto: Duration::from_ms(60_000),
             handshake: false,
@@ -378,6 +433,11 @@ impl TcpConfig {
         }
         if self.delayed_ack && self.delayed_ack_timeout.0 == 0 {
             return Err("delayed_ack_timeout must be positive, e.g. \"40us\"".into());
+        }
+        if let Some(g) = &self.gro {
+            if g.max_bytes.0 < mss {
+                return Err(format!("gro.max_bytes = {}; a GRO unit must hold at least one segment ({mss} B; Linux: \"64KiB\")", g.max_bytes));
+            }
         }
         if self.receive_window.0 < mss || self.send_buffer.0 < mss {
             return Err(format!("receive_window and send_buffer must hold at least one segment ({mss} B)"));

@@ -45,7 +45,7 @@ pub mod rto;
 pub mod sender;
 pub mod wire;
 
-pub use config::{CcKind, CeChangeAck, CubicAlpha, HandshakeAck, TcpConfig, TcpScheduler};
+pub use config::{CcKind, CeChangeAck, CubicAlpha, GroConfig, HandshakeAck, TcpConfig, TcpScheduler};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;

@@ -166,11 +166,12 @@ impl Rack {
     }
 }
 
-/// TLP_calc_PTO (§7.2): 2·SRTT, plus `max_ack_delay` (WCDelAckT) when one segment is in
-/// flight, or `timeout_init` before any RTT sample; never later than the RTO would fire.
-pub fn pto_at(now: SimTime, srtt: Option<Duration>, one_segment: bool, max_ack_delay: Duration, timeout_init: Duration, rto_due: SimTime) -> SimTime {
+/// TLP_calc_PTO (§7.2): max(2·SRTT, `min_pto`), plus `max_ack_delay` (WCDelAckT) when one
+/// segment is in flight, or `timeout_init` before any RTT sample; never later than the RTO
+/// would fire.
+pub fn pto_at(now: SimTime, srtt: Option<Duration>, one_segment: bool, max_ack_delay: Duration, min_pto: Duration, timeout_init: Duration, rto_due: SimTime) -> SimTime {
     let pto = match srtt {
-        Some(s) => Duration(2 * s.0 + if one_segment { max_ack_delay.0 } else { 0 }),
+        Some(s) => Duration((2 * s.0).max(min_pto.0) + if one_segment { max_ack_delay.0 } else { 0 }),
         None => timeout_init,
     };
     (now + pto).min(rto_due)
@@ -186,10 +187,14 @@ mod tests {
     fn pto_is_two_srtt_plus_the_delayed_ack_timer_for_one_segment_capped_at_the_rto() {
         let srtt = Some(Duration(10 * US));
         let far = SimTime(1_000 * US);
-        assert_eq!(pto_at(SimTime(5 * US), srtt, false, Duration(40 * US), Duration(1_000 * US), far), SimTime(25 * US));
-        assert_eq!(pto_at(SimTime(5 * US), srtt, true, Duration(40 * US), Duration(1_000 * US), far), SimTime(65 * US));
-        assert_eq!(pto_at(SimTime(5 * US), None, false, Duration(40 * US), Duration(300 * US), far), SimTime(305 * US));
-        assert_eq!(pto_at(SimTime(5 * US), srtt, true, Duration(40 * US), Duration(1_000 * US), SimTime(50 * US)), SimTime(50 * US));
+        assert_eq!(pto_at(SimTime(5 * US), srtt, false, Duration(40 * US), Duration::ZERO, Duration(1_000 * US), far), SimTime(25 * US));
+        assert_eq!(pto_at(SimTime(5 * US), srtt, true, Duration(40 * US), Duration::ZERO, Duration(1_000 * US), far), SimTime(65 * US));
+        assert_eq!(pto_at(SimTime(5 * US), None, false, Duration(40 * US), Duration::ZERO, Duration(300 * US), far), SimTime(305 * US));
+        assert_eq!(pto_at(SimTime(5 * US), srtt, true, Duration(40 * US), Duration::ZERO, Duration(1_000 * US), SimTime(50 * US)), SimTime(50 * US));
+        // Linux's 10 ms floor (here 30 µs): max(2·SRTT, floor), then the one-segment allowance.
+        assert_eq!(pto_at(SimTime(5 * US), srtt, false, Duration(40 * US), Duration(30 * US), Duration(1_000 * US), far), SimTime(35 * US));
+        assert_eq!(pto_at(SimTime(5 * US), srtt, true, Duration(40 * US), Duration(30 * US), Duration(1_000 * US), far), SimTime(75 * US));
+        assert_eq!(pto_at(SimTime(5 * US), srtt, false, Duration(40 * US), Duration(15 * US), Duration(1_000 * US), far), SimTime(25 * US));
     }
 
     #[test]

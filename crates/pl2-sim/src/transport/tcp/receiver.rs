@@ -15,6 +15,11 @@
 //!   the CE bit changes with an ACK pending, the pending ACK goes out first with the old
 //!   state, so each acknowledged byte is echoed exactly (`ce_change_ack = "ns3"`: that
 //!   ACK stops before the delayed segment, as ns-3's does).
+//! - GRO (`gro`, off by default): in-order segments arriving within `gro.window` of a
+//!   unit's first, up to `gro.max_bytes`, are one unit for the ACK rules, applied when the
+//!   unit closes (a unit of two or more segments is acknowledged at once, by one ACK);
+//!   a segment out of order, duplicate or with its CE bit changed closes the open unit
+//!   first. While a unit is open the connection's one timer is the unit's end.
 //! - Handshake (`handshake = true`, RFC 9293 §3.5): a SYN opens the connection (passive
 //!   open, no listen queue or SYN cookies) and is answered with a SYN-ACK at once; every
 //!   SYN is answered, so a SYN resent after a lost SYN-ACK gets another one.
@@ -49,6 +54,9 @@ struct RxConn {
     ce: bool,
     timer_armed: bool,
     last_msg: (u32, u16),
+    /// The open GRO unit: segments and payload bytes (0 segments: none open).
+    gro_segs: u32,
+    gro_bytes: u64,
 }
 
 pub(super) struct Receiver {
@@ -117,7 +125,7 @@ impl Receiver {
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
-        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, prior_rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg });
+        self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, prior_rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg, gro_segs: 0, gro_bytes: 0 });
         let i = self.conns.len() as u32 - 1;
         self.index.insert(key, i);
         i
@@ -138,6 +146,9 @@ impl Receiver {
         }
         let i = self.conn(ctx, p.src, p.thread, s.flow, (s.msg, s.msg_gen));
         let c = &mut self.conns[i as usize];
+        if c.gro_segs > 0 && (s.ce != c.ce || wire::unwrap_seq(s.seq32, c.rcv_nxt) != c.rcv_nxt) {
+            Self::gro_close(now, ctx, i, c, st, out);
+        }
         if s.ce != c.ce {
             if c.pending > 0 {
                 let point = match ctx.cfg.ce_change_ack {
@@ -171,35 +182,137 @@ impl Receiver {
                 let o = e.remove();
                 Self::deliver(c, o.end, (o.msg, o.gen), o.msg_end, out);
             }
-            if c.quick > 0 && !had_hole && ctx.cfg.delayed_ack {
-                c.quick -= 1;
-                Self::send_ack(ctx, i, c, (0, 0), st, out);
-            } else if had_hole || !ctx.cfg.delayed_ack {
-                let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
-                Self::send_ack(ctx, i, c, b, st, out);
-            } else {
-                c.pending += 1;
-                if c.pending >= 2 {
-                    Self::send_ack(ctx, i, c, (0, 0), st, out);
-                } else if !c.timer_armed {
-                    c.timer_armed = true;
-                    out.set_timer(timer_id(i), now + ctx.cfg.delayed_ack_timeout);
+            match ctx.cfg.gro {
+                Some(g) if !had_hole => {
+                    c.gro_segs += 1;
+                    c.gro_bytes += u64::from(p.payload);
+                    if g.window.0 == 0 || c.gro_bytes + ctx.mss > g.max_bytes.0 {
+                        Self::gro_close(now, ctx, i, c, st, out);
+                    } else if c.gro_segs == 1 {
+                        c.timer_armed = true;
+                        out.set_timer(timer_id(i), now + g.window);
+                    }
                 }
+                _ => Self::ack_received(now, ctx, i, c, 1, had_hole, st, out),
             }
         }
     }
 
+    /// The ACK rules for `segs` in-order segments received at once (one segment, or a
+    /// GRO unit).
+    #[allow(clippy::too_many_arguments)]
+    fn ack_received(now: SimTime, ctx: &Ctx, i: u32, c: &mut RxConn, segs: u32, had_hole: bool, st: &mut TcpStats, out: &mut Actions) {
+        if c.quick > 0 && !had_hole && ctx.cfg.delayed_ack {
+            c.quick -= 1;
+            Self::send_ack(ctx, i, c, (0, 0), st, out);
+        } else if had_hole || !ctx.cfg.delayed_ack {
+            let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
+            Self::send_ack(ctx, i, c, b, st, out);
+        } else {
+            c.pending += segs;
+            if c.pending >= 2 {
+                Self::send_ack(ctx, i, c, (0, 0), st, out);
+            } else if !c.timer_armed {
+                c.timer_armed = true;
+                out.set_timer(timer_id(i), now + ctx.cfg.delayed_ack_timeout);
+            }
+        }
+    }
+
+    /// Closes the open GRO unit: its segments reach TCP's ACK rules at once.
+    fn gro_close(now: SimTime, ctx: &Ctx, i: u32, c: &mut RxConn, st: &mut TcpStats, out: &mut Actions) {
+        let segs = std::mem::take(&mut c.gro_segs);
+        c.gro_bytes = 0;
+        // The connection's timer, if armed, is the unit's end.
+        if c.timer_armed {
+            c.timer_armed = false;
+            out.cancel_timer(timer_id(i));
+        }
+        Self::ack_received(now, ctx, i, c, segs, false, st, out);
+    }
+
     /// Timer `id` (`3·i + 1`) fired: the delayed ACK is due.
-    pub fn on_timer(&mut self, _now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
+    pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
         let i = id / 3;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
         if !c.timer_armed {
             return;
         }
         c.timer_armed = false;
+        if c.gro_segs > 0 {
+            Self::gro_close(now, ctx, i, c, st, out);
+            return;
+        }
         if c.pending > 0 {
             st.delayed_ack_timeouts += 1;
             Self::send_ack(ctx, i, c, (0, 0), st, out);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing::Framing;
+    use crate::transport::tcp::config::{GroConfig, TcpConfig};
+    use crate::units::{Bytes, Duration};
+
+    const MSS: u64 = 1000;
+
+    /// Feeds data segments `(arrival µs, segment index)` (and the connection's timer when
+    /// due) to a receiver; returns each ACK as (µs, cumulative ACK, SACK block).
+    fn acks(cfg: TcpConfig, arrivals: &[(u64, u64)]) -> Vec<(u64, u32, (u32, u32))> {
+        let ctx = Ctx { cfg, mss: MSS, host: 1 };
+        let mut rx = Receiver::new();
+        let mut st = TcpStats::default();
+        let mut out = Actions::default();
+        let mut timer: Option<SimTime> = None;
+        let mut got = Vec::new();
+        let mut take = |out: &mut Actions, timer: &mut Option<SimTime>, now: SimTime| {
+            for f in &out.sends {
+                let a = wire::decode_ack(&f.to_packet(1, now, Framing::default())).expect("an ACK");
+                got.push((now.0 / 1_000_000, a.ack32, a.sack));
+            }
+            for &(_, at) in &out.timers {
+                *timer = at;
+            }
+            out.clear();
+        };
+        for &(us, k) in arrivals {
+            let now = SimTime(us * 1_000_000);
+            while let Some(t) = timer.filter(|&t| t <= now) {
+                timer = None;
+                rx.on_timer(t, &ctx, 1, &mut st, &mut out);
+                take(&mut out, &mut timer, t);
+            }
+            let s = wire::Segment { seq32: (k * MSS) as u32, flow: 9, msg: 0, msg_gen: 0, msg_end: false, ect: false, ce: false, retx: false };
+            let p = wire::encode_segment(1, &s, MSS as u32, 0, 0).to_packet(0, now, Framing::default());
+            rx.on_data(now, &ctx, &p, &s, &mut st, &mut out);
+            take(&mut out, &mut timer, now);
+        }
+        got
+    }
+
+    /// Hand-worked: segments 0, 1, 2 at 0, 2, 4 µs, 3 at 20, 4 at 50, then 6 (5 lost) at
+    /// 52 µs; delayed ACKs (40 µs timer). Without GRO: every second segment is ACKed (at 2
+    /// and 20 µs), segment 6 gets an immediate duplicate ACK with its SACK block. With GRO
+    /// (10 µs window, 3 500 B: three segments fill a unit): the unit 0-2 is full at 4 µs,
+    /// one ACK of 3 000; the unit of segment 3 closes at 30 µs with one segment, which
+    /// waits for the delayed-ACK timer; segment 4 opens a unit at 50 µs (the timer is the
+    /// unit's end again), and out-of-order segment 6 closes it first: two segments
+    /// pending, an ACK of 5 000, then the duplicate ACK with the SACK block.
+    #[test]
+    fn gro_acknowledges_a_unit_at_its_end_and_closes_it_on_a_gap() {
+        let arrivals = [(0, 0), (2, 1), (4, 2), (20, 3), (50, 4), (52, 6)];
+        let plain = acks(TcpConfig::default(), &arrivals);
+        assert_eq!(plain, [(2, 2000, (0, 0)), (20, 4000, (0, 0)), (52, 5000, (1000, 1000))]);
+        let gro = TcpConfig { gro: Some(GroConfig { window: Duration::from_us(10), max_bytes: Bytes(3500) }), ..TcpConfig::default() };
+        assert_eq!(acks(gro.clone(), &arrivals), [(4, 3000, (0, 0)), (52, 5000, (0, 0)), (52, 5000, (1000, 1000))]);
+        // The lone segment's delayed ACK fires 40 µs after its unit closed (30 + 40 µs).
+        let lone = acks(gro, &[(0, 0), (2, 1), (4, 2), (20, 3), (80, 4)]);
+        assert_eq!(lone, [(4, 3000, (0, 0)), (70, 4000, (0, 0))]);
+        // A zero window: every segment is its own unit, as without GRO.
+        let zero = TcpConfig { gro: Some(GroConfig { window: Duration::ZERO, max_bytes: Bytes(65_536) }), ..TcpConfig::default() };
+        assert_eq!(acks(zero, &arrivals), plain);
     }
 }

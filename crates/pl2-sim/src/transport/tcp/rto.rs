@@ -1,7 +1,7 @@
 //! Retransmission timer per RFC 6298: SRTT/RTTVAR with α = 1/8, β = 1/4, RTO = SRTT +
 //! 4·RTTVAR (clock granularity G = 0: the simulator's clock is exact), clamped to
-//! [`min_rto`, `max_rto`]; doubled on each expiry (§5.5) and kept backed off until a new
-//! sample arrives. Karn's rule (no sample from an ACK covering a retransmitted segment)
+//! [`min_rto`, `max_rto`] (with `linux_rto`: SRTT + max(4·RTTVAR, `min_rto`), Linux's
+//! form); doubled on each expiry (§5.5) and kept backed off until a new sample arrives. Karn's rule (no sample from an ACK covering a retransmitted segment)
 //! is applied by the caller.
 
 use crate::units::Duration;
@@ -13,11 +13,19 @@ pub struct Rto {
     pub rto: Duration,
     min: Duration,
     max: Duration,
+    /// The floor applies to the variance term (Linux), not to the sum.
+    linux: bool,
 }
 
 impl Rto {
     pub fn new(initial: Duration, min: Duration, max: Duration) -> Rto {
-        Rto { srtt: None, rttvar: Duration::ZERO, rto: Duration(initial.0.clamp(min.0, max.0)), min, max }
+        Rto { srtt: None, rttvar: Duration::ZERO, rto: Duration(initial.0.clamp(min.0, max.0)), min, max, linux: false }
+    }
+
+    /// With the floor on the variance term, as Linux: RTO = SRTT + max(4·RTTVAR, min).
+    pub fn linux(mut self, on: bool) -> Rto {
+        self.linux = on;
+        self
     }
 
     /// A new RTT measurement (RFC 6298 §2.2–2.3).
@@ -34,7 +42,8 @@ impl Rto {
             }
         }
         let s = self.srtt.expect("set").0;
-        self.rto = Duration((s + 4 * self.rttvar.0).clamp(self.min.0, self.max.0));
+        let rto = if self.linux { s + (4 * self.rttvar.0).max(self.min.0) } else { s + 4 * self.rttvar.0 };
+        self.rto = Duration(rto.clamp(self.min.0, self.max.0));
     }
 
     /// The timer expired: back off (RFC 6298 §5.5).
@@ -67,5 +76,13 @@ mod tests {
         let mut tiny = Rto::new(us(1), us(10), us(20));
         tiny.sample(Duration(1));
         assert_eq!(tiny.rto, us(10), "min RTO");
+        // Linux's form: SRTT 100 µs, RTTVAR 50 µs: 100 + max(200, 1000) µs where RFC 6298
+        // gives max(300, 1000) µs.
+        let mut lx = Rto::new(Duration::from_ms(1), Duration::from_ms(1), Duration::from_ms(100)).linux(true);
+        lx.sample(us(100));
+        assert_eq!(lx.rto, us(1_100));
+        let mut rfc = Rto::new(Duration::from_ms(1), Duration::from_ms(1), Duration::from_ms(100));
+        rfc.sample(us(100));
+        assert_eq!(rfc.rto, us(1_000));
     }
 }

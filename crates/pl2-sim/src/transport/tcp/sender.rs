@@ -287,7 +287,7 @@ impl Sender {
                 mss,
             },
             cc,
-            rto: Rto::new(ctx.cfg.initial_rto, ctx.cfg.min_rto, ctx.cfg.max_rto),
+            rto: Rto::new(ctx.cfg.initial_rto, ctx.cfg.min_rto, ctx.cfg.max_rto).linux(ctx.cfg.linux_rto),
             state: State::Open,
             recover: 0,
             dupacks: 0,
@@ -503,7 +503,7 @@ impl Sender {
             (Some(t), _) => (TimerKind::Reo, t),
             (None, _) if probe_allowed && r.pto_restart => {
                 let delack = if ctx.cfg.delayed_ack { ctx.cfg.delayed_ack_timeout } else { Duration::ZERO };
-                (TimerKind::Pto, super::rack::pto_at(now, c.rto.srtt, c.segs.len() == 1, delack, ctx.cfg.initial_rto, r.rto_due))
+                (TimerKind::Pto, super::rack::pto_at(now, c.rto.srtt, c.segs.len() == 1, delack, ctx.cfg.min_pto, ctx.cfg.initial_rto, r.rto_due))
             }
             (None, Some(t)) if probe_allowed && r.timer == TimerKind::Pto => (TimerKind::Pto, t),
             _ => (TimerKind::Rto, r.rto_due),
