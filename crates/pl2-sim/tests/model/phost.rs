@@ -192,6 +192,41 @@ fn a_lost_rts_is_sent_again_after_the_rts_timeout() {
     assert_eq!((st.rts_sent, st.rts_resent), (1, 1), "{st:?}");
 }
 
+#[test]
+fn short_flows_sharing_a_link_are_granted_again_while_their_last_packet_waits_in_the_switch() {
+    // N senders each send a 4-packet flow (all on free tokens) to h3 at t = 0. The RTSs
+    // reach h3 at (2 + s)C + 2P, which arms flow s's re-grant timer 2 × 4 MTU times later
+    // (YAPS `set_capability_count`, `ext/capabilityflow.cpp:259-266`): (2 + s)C + 2P + 8D.
+    // The data packets reach the switch together, one from each sender every D, and leave
+    // on h3's link in turn: packet k of flow s is departure 3k + s (N = 3), so flow s's
+    // last packet reaches h3 at C + (11 + s)D + 2P, after its timer. The receiver grants
+    // that packet again (one slot per D from the first timer: 2C + 2P + (8 + s)D); the
+    // token reaches h0..h2 at 4C + 4P + (8 + s)D, before the ACK (3C + 4P + (11 + s)D),
+    // so each sender sends its packet 3 again: a duplicate at h3 behind the 12 originals.
+    // Nothing was lost; YAPS does the same (validation/yaps/README.md, "Flows sharing the
+    // receiver's link").
+    let flows = |n: u32| (0..n).map(|s| msg(0, s, 3, 4 * MSS)).collect::<Vec<_>>();
+    let (_, recs, st) = run_phost(phost(star(4), flows(3), yaps()));
+    all_delivered_once(&recs, 3);
+    assert_eq!((0..3).map(|s| took(&recs, s)).collect::<Vec<_>>(), (0..3).map(|s| C + (11 + s) * D + 2 * P).collect::<Vec<_>>());
+    assert_eq!(sender_fct(&recs), (0..3).map(|s| (s as u32, 3 * C + (11 + s) * D + 4 * P)).collect::<Vec<_>>());
+    assert_eq!((st.regrants, st.tokens_sent, st.tokens_received), (3, 3, 3), "{st:?}");
+    assert_eq!((st.data_sent, st.data_resent, st.duplicates), (15, 3, 3), "{st:?}");
+    // The duplicates' ACKs reach senders whose flow has ended.
+    assert_eq!((st.acks_sent, st.stale_control), (6, 3), "{st:?}");
+    // Two flows: flow 0's packet 3 (departure 6) arrives at C + 8D + 2P, C before its
+    // timer; flow 1's (departure 7) at C + 9D + 2P, D − 2C after its timer (3C + 2P + 8D).
+    let (_, recs, st) = run_phost(phost(star(4), flows(2), yaps()));
+    all_delivered_once(&recs, 2);
+    assert_eq!((took(&recs, 0), took(&recs, 1)), (C + 8 * D + 2 * P, C + 9 * D + 2 * P));
+    assert_eq!((st.regrants, st.data_resent, st.duplicates), (1, 1, 1), "{st:?}");
+    // One flow has the link alone: its last packet arrives at C + 5D + 2P, 3D early.
+    let (_, recs, st) = run_phost(phost(star(4), flows(1), yaps()));
+    all_delivered_once(&recs, 1);
+    assert_eq!(took(&recs, 0), C + 5 * D + 2 * P);
+    assert_eq!((st.regrants, st.data_resent, st.duplicates), (0, 0, 0), "{st:?}");
+}
+
 fn leaf_spine_load(seed: u64) -> (Simulation, Records, PhostStats) {
     let mut net = NetworkConfig::default();
     net.topology = TopologyConfig::LeafSpine { leaves: 2, spines: 2, hosts_per_leaf: 4, uplink: LinkConfig::default() };

@@ -104,6 +104,7 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
     sfc = s.get("sfc") or {}
     marks = int((s.get("tcp") or {}).get("ce_received", 0) or 0) + int((s.get("roce") or {}).get("marked_packets", 0) or 0) \
         + int((s.get("polo") or {}).get("marked_packets", 0) or 0)
+    tors = {k.split("->")[0] for k in queues if k.startswith("s") and "->h" in k}
     return {
         "goodput_gbps": goodput,
         "messages": m.height, "unfinished": m.height - len(lat), "latencies_us": lat,
@@ -111,6 +112,8 @@ def measure(res: Any, receivers: Sequence[int] | None = None) -> dict[str, Any]:
         # Where it was: a switch's port to a host, or to another switch ("s0->h0", "s4->s0").
         "max_queue_to_host_bytes": max((int(v) for k, v in queues.items() if k.startswith("s") and "->h" in k), default=0),
         "max_queue_to_switch_bytes": max((int(v) for k, v in queues.items() if k.startswith("s") and "->s" in k), default=0),
+        # A ToR's (a switch with hosts) ports to other switches: its uplinks.
+        "max_queue_tor_up_bytes": max((int(v) for k, v in queues.items() if "->s" in k and k.split("->")[0] in tors), default=0),
         "buffer_drops": int(sum(v for k, v in drops.items() if k != "program" and isinstance(v, (int, float)))),
         "program_drops": int(drops.get("program", 0) or 0),
         "trims": int(c.get("trims", 0) or 0),
@@ -184,7 +187,8 @@ def agg(pooled: Mapping, key: Mapping[str, Any]) -> dict[str, Any] | None:
             "dp": tot("drops_port_limit"), "data_b": tot("data_wire_bytes"), "bursts": tot("pl2_bursts"),
             "unsol": tot("pl2_unsolicited"), "xout": tot("pl2_inter_out"), "xin": tot("pl2_inter_in"), "frames": tot("pl2_frames"),
             "q_late": max(r["late_mean_queue_bytes"] for r in rs),
-            "q_host": max(r["max_queue_to_host_bytes"] for r in rs), "q_fabric": max(r["max_queue_to_switch_bytes"] for r in rs)}
+            "q_host": max(r["max_queue_to_host_bytes"] for r in rs), "q_fabric": max(r["max_queue_to_switch_bytes"] for r in rs),
+            "q_up": max(r["max_queue_tor_up_bytes"] for r in rs)}
 
 
 def us(x: float | None) -> str:

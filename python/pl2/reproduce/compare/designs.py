@@ -132,6 +132,12 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
         Design("Polo no pause", {"kind": "polo", "pause": False}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
             "Polo as above without pausing new flows at a marked receiver (`pause = false`).",
         ), "tab:gray", False),
+        # Diagnostic of the pod (not in ORDER): PL2 with its leaves' uplinks taken in turn
+        # rather than by a per-flow hash, to measure what ECMP collisions cost it (§7).
+        Design("PL2 uplinks round robin", {"kind": "pl2", "k": 4, "t": 15}, {"ecmp": "round_robin"}, (
+            "PL2 as above with every switch taking its equal-cost next hops in turn (`ecmp = \"round_robin\"`) "
+            "instead of by a per-flow hash, so a leaf's frames spread evenly over the 8 uplinks it books as one port.",
+        ), "tab:blue", False),
         Design("PL2 drift fix", {"kind": "pl2", "k": 4, "t": 15, "suppress_excess_decrements": True}, {}, (
             "PL2 as above with `suppress_excess_decrements = true`: a burst's packets beyond its reservation (the "
             "resent copy of an unsolicited burst whose original passed) do not decrement the counters.",
@@ -209,8 +215,11 @@ def preamble() -> list[str]:
         "dequeue + improved unsolicited admission (`PL2 deq+imp`), the variant `docs/model.md` recommends for the "
         "behaviour the paper reports. Cubic is there for context (no switch support).",
         "- Diagnostic rows are labelled as such and are not designs of the comparison: the rack's one-sender run "
-        "without the testbed's send path and the reruns of its incast that each change one setting, NDP with htsim's default of dropping the headers its header FIFO cannot hold in the pod's incast, and PL2 with its external "
-        "share set to the background's 20 % in Polo's core network.",
+        "without the testbed's send path, the reruns of its incast that each change one setting and pHost's closed "
+        "loop with one thread per sender and no host or switch delay; NDP with htsim's default of dropping the "
+        "headers its header FIFO cannot hold in the pod's incast, and PL2 with its uplinks taken in turn rather than "
+        "by a per-flow hash in the pod; PL2 with its external share set to the background's 20 % in Polo's core "
+        "network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
         "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "
         "diagnostic run that changes the one setting it blames.",

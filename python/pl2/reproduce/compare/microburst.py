@@ -162,9 +162,18 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
             lines.append(f"- **{d}**: p99 {C.us(a['p99'])} µs; {C.facts(d, a, 1_500_000)}.")
     ph = A["pHost"]
     if ph["tok_rx"]:
-        lines.append(f"- pHost's collapse has the rack's mechanism (`compare-rack`): {ph['tok_exp']} token expiries at the senders "
-                     f"against {ph['tok_rx']} tokens received: tokens expire unused (token life 1.5 MTU times = 185 ns at 100 Gbps), the receiver regrants packets "
-                     "still in flight (duplicates), and flows that hear nothing resend their RTS after 1 ms (timeouts).")
+        lines.append(f"- pHost's collapse ({ph['good']:.1f} Gbps into h5 at 90 % load) comes from YAPS's timers meeting a "
+                     "batch. A sender's 12 flows of 4 packets share its link, but a flow's free tokens expire (4 + 1.5) MTU "
+                     "times after its start (`assign_init_capability`, `docs/model.md` \"pHost\"), so only the batch's first "
+                     "packets leave on them (one sender's batch alone, no host or switch delay: 5 of its 48, "
+                     "`examples/phost-shared-link.toml` with one sender and `count = 12`); the rest wait for the receiver's "
+                     "re-grant, 8 MTU times after each RTS, then for its tokens, one per MTU time for all its flows, each "
+                     f"living 1.5 MTU times (185 ns) at a sender that may be busy: {ph['tok_exp']} expiries (free tokens "
+                     f"included) against {ph['tok_rx']} tokens received. Re-grants of packets still on their way (the rack's "
+                     f"mechanism, `compare-rack`, \"pHost at 100 Gbps\") add {ph['dups']} duplicate data frames "
+                     f"({ph['dups'] / max(ph['n'], 1):.1f} per measured message), each a slot of h5's link. {ph['unfinished']} "
+                     f"of {ph['n']} measured messages are unfinished: the receiver tokens the flows with the fewest packets "
+                     "missing first (SRPT), and flows it leaves waiting resend their RTS every 1 ms (the timeouts).")
     nd = A["NDP"]
     if nd["trims"]:
         lines.append(f"- NDP trims {nd['trims']} frames: a batch puts 12 messages of 4 packets (all inside NDP's initial "

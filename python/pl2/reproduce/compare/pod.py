@@ -28,6 +28,8 @@ HOSTS = 64
 #: Diagnostic for NDP's incast: htsim's default, headers the header FIFO cannot hold
 #: dropped rather than returned to their sender (`designs.py`).
 HDROP = "NDP header drop"
+#: Diagnostic for PL2 across racks: uplinks taken in turn, not by a per-flow hash.
+ECMP_RR = "PL2 uplinks round robin"
 
 
 def topology() -> dict[str, Any]:
@@ -72,6 +74,12 @@ def run(ctx: Context) -> str:
             j, ref = C.jobs(ctx, NAME, ds, b, {"part": "replay", "workload": wl, "x": load})
             js += j
             refused.update(ref)
+    # Diagnostic (seed 1 only): PL2 with the uplinks taken in turn instead of by a
+    # per-flow hash, to measure what ECMP collisions on the uplinks a leaf books as one
+    # port cost (§7).
+    for k, b in bases.items() if not ctx.quick else ():
+        part, wl, x = ("incast", "60-to-1", 0.0) if k == "incast" else ("replay", k[0], k[1])
+        js += C.jobs(ctx, NAME, [ECMP_RR], b, {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
     # Diagnostic (seed 1 only): where Polo's W5 tail is spent, against Homa's, and what
     # each of two Polo settings changes (first burst, pause).
     tail = {}
@@ -84,6 +92,12 @@ def run(ctx: Context) -> str:
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
     ctx.write_parquet(df, "pod")
     A = lambda part, wl, x, d: C.agg(pooled, {"part": part, "workload": wl, "x": x, "design": d})  # noqa: E731
+
+    def S1(part: str, wl: str, x: float, d: str) -> dict[str, Any] | None:
+        """The first seed's run row of a point."""
+        acc = pooled.get(tuple(sorted({"part": part, "workload": wl, "x": x, "design": d}.items())))
+        return next((r for r in acc["rows"] if r["seed"] == ctx.seeds[0]), None) if acc else None
+
     _plot(ctx, st, ds, A)
     md = [
         "Setting: 4 leaves × 16 hosts at 100 Gbps, 8 spines, every leaf joined to every spine at 100 Gbps (2:1 "
@@ -115,7 +129,7 @@ def run(ctx: Context) -> str:
         "(`external_share_ppm`, §7's example, pl2's default with several racks). Nothing limits what other racks "
         "send to one host to that 10 %.",
         "",
-        *_pl2_across(st, A),
+        *_pl2_across(st, A, S1),
         "",
         C.how_same(ds), "", C.base_block("Base scenario: 60-to-1 incast", bases["incast"]), "",
         C.base_block("Base scenario: replay (" + next(iter(st["replay"])) + f", {st['loads'][0]:.0%})", bases[(next(iter(st["replay"])), st["loads"][0])]), "",
@@ -141,8 +155,9 @@ def _headline(st: dict, ds: list[str], A, refused: dict) -> str:
     return C.table(head, rows)
 
 
-def _pl2_across(st: dict, A) -> list[str]:
-    """What PL2 did across racks, from its counters (summed over seeds)."""
+def _pl2_across(st: dict, A, S1) -> list[str]:
+    """What PL2 did across racks, from its counters (summed over seeds; `S1`: the first
+    seed's run row, for the diagnostic run on that seed only)."""
     out = []
     keys = [("incast", "60-to-1", 0.0)] + [("replay", wl, x) for wl in st["replay"] for x in st["loads"]]
     for d in ("PL2", "PL2 deq+imp"):
@@ -171,6 +186,29 @@ def _pl2_across(st: dict, A) -> list[str]:
             ", no drop: the 12 MiB shared buffer holds the 4.8 MB they bring") + ". This is §7's stated limit: traffic "
             "into a rack is not coordinated with other racks' traffic to it; the leaf's schedule stays exact, but its "
             "frames wait behind the external ones in the same queue.")
+    rr = {k: (S1(*k, "PL2"), S1(*k, ECMP_RR)) for k in keys}
+    if all(a and b for a, b in rr.values()):
+        lab = lambda k: "60-to-1 incast" if k[0] == "incast" else f"{k[1].upper()} {k[2]:.0%}"  # noqa: E731
+        out.append(
+            "- *ECMP on the uplinks.* A leaf books its 8 uplinks as one 800 Gbps port (`docs/model.md` \"PL2 across "
+            "racks\": the scheduler does not know which uplink a frame's hash will pick), so a slot's reservations fit "
+            "the 8 together but not necessarily the one uplink per-flow ECMP sends a flow on: two flows hashed onto one "
+            "uplink queue there, unscheduled. Largest queue at a leaf's uplink port in seed 1, per-flow ECMP (the pod's "
+            "default) against every switch taking its next hops in turn (diagnostic, `" + ECMP_RR + "`): "
+            + "; ".join(f"{lab(k)} {a['max_queue_tor_up_bytes'] / 1000:.0f} against {b['max_queue_tor_up_bytes'] / 1000:.0f} KB"
+                        for k, (a, b) in rr.items())
+            + "; largest queue at any port between switches: "
+            + "; ".join(f"{lab(k)} {a['max_queue_to_switch_bytes'] / 1000:.0f} against {b['max_queue_to_switch_bytes'] / 1000:.0f} KB"
+                        for k, (a, b) in rr.items())
+            + "; buffer drops: " + "; ".join(f"{lab(k)} {a['buffer_drops']:,} against {b['buffer_drops']:,}" for k, (a, b) in rr.items())
+            + ". Largest over all seeds, PL2 with per-flow ECMP: " + "; ".join(f"{lab(k)} {A(*k, 'PL2')['q_up'] / 1000:.0f} KB" for k in keys)
+            + ". Algorithm 1 as written also releases a reservation when a frame enters the leaf, not when it leaves "
+            "the uplink, so its counters do not see the uplink's queue; PL2 deq+imp, whose counters release it when the "
+            "frame leaves the leaf's queue (`compare-core`), has with per-flow ECMP "
+            + "; ".join(f"{lab(k)} {A(*k, 'PL2 deq+imp')['q_up'] / 1000:.0f} KB" for k in keys if A(*k, "PL2 deq+imp"))
+            + " at a leaf's uplink. pl2 models neither a "
+            "coordination of two racks' schedules (§7 proposes none; no RSV crosses the fabric) nor a scheduler that "
+            "books the uplink the hash will pick.")
     lossy = [(wl, x) for wl in st["replay"] for x in st["loads"] if (A("replay", wl, x, "PL2") or {}).get("drops")]
     if lossy:
         out.append(

@@ -87,6 +87,12 @@ DIAGS: list[tuple[str, str, int | None, dict[str, Any]]] = [
 ]
 
 
+#: The closed loop's diagnostic for pHost: one thread per sender, no host or switch delay.
+ONE_THREAD_NO_DELAY: dict[str, Any] = {
+    "network": {"host": {"send_latency": "0ns", "recv_latency": "0ns", "threads": 1}, "switch": {"latency": "0ns"}},
+}
+
+
 def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     for k, v in b.items():
         if isinstance(v, dict) and isinstance(a.get(k), dict):
@@ -136,6 +142,12 @@ def run(ctx: Context) -> str:
         b = closed_base(n, st["closed_ms"])
         bases[("closed", n)] = b
         js += C.jobs(ctx, NAME, ds, b, {"part": "closed", "workload": "6000B", "x": n})[0]
+    for n in (1, 2, 3, 5) if not ctx.quick else ():
+        # Diagnostic: pHost's closed loop with one thread per sender and no host or switch
+        # delay, to measure how its duplicates grow with the flows sharing h5's link.
+        b = _merge(closed_base(n, st["closed_ms"]), ONE_THREAD_NO_DELAY)
+        b["workload"][0]["threads"] = 1
+        js += C.jobs(ctx, NAME, ["pHost"], b, {"part": "why-closed", "workload": "1 thread, no delay", "x": n})[0]
     for label, design, n, over in DIAGS:
         n = n or st["senders"][-1]
         if n not in st["senders"]:
@@ -360,24 +372,43 @@ def _claims_and_why(ctx: Context, st: dict, ds: list[str], A) -> list[str]:
              f"already on their way, and the sender sends again each packet a token names: {ph['dups']} duplicate data "
              f"frames against {ph['tok_rx']} tokens received"
              + (f" (closed loop: {cl['pHost']['dups']} against {cl['pHost']['tok_rx']})" if cl else "") + "; "
-             f"{ph['tok_exp']} tokens expired unused. YAPS counts pHost's timers in MTU wire times of the link (a token "
-             "lives 1.5, a flow sent whole on free tokens is granted again 2 × its packets after its RTS, a flow is "
-             "granted again 9 after its last token; `docs/model.md` \"pHost\"): 185 ns, 1.2 µs and 1.1 µs at 100 Gbps "
-             "for 6000 B flows, shorter than a round trip of this rack with the testbed's host and switch delays "
-             "(send path 224 ns, receive path 0.22–1.2 µs, switch 346 ns).")
+             f"{ph['tok_exp']} tokens expired unused. Nothing is lost: the duplicates are re-grants that YAPS's "
+             "timers make while the packet is still queued (`docs/model.md` \"pHost\": timers count MTU wire times, "
+             "T = 123 ns here). The receiver grants a flow sent whole on free tokens again 2 × its packets × T after "
+             "its RTS (8 T = 987 ns for a 6000 B message), whatever the number of flows sharing its link: with N such "
+             "flows arriving together, flow s's last packet leaves the ToR about (3N + s + 1) T after the RTSs, so from "
+             "N = 3 (N = 2 store-and-forward) the receiver grants a packet waiting in the ToR, the sender, whose ACK has "
+             "not arrived, sends it, and h5 receives it twice. Traced to the picosecond (3 senders, one message each at "
+             "t = 0, this rack's links, no host or switch delay): h0's RTS reaches h5 at 206.72 ns, the token for its "
+             "packet 3 leaves at 1,193.60 ns (206.72 + 8 × 123.36), reaches h0 at 1,400.32 ns, which sends packet 3 "
+             "again; the original (sent at 376.80 ns, queued behind h1's and h2's packets) arrives at 1,453.76 ns, the "
+             "copy at 1,823.84 ns. YAPS, the pHost authors' simulator, does the same on its own network, with the same "
+             "completion times to its 0.1 ns (validation/yaps/README.md, \"Flows sharing the receiver's link\"; test "
+             "`short_flows_sharing_a_link_are_granted_again_while_their_last_packet_waits_in_the_switch`): a property "
+             "of pHost's timers at this scale, not a fault of pl2's.")
+        wc = {n: A("why-closed", "1 thread, no delay", n, "pHost") for n in (1, 2, 3, 5)}
+        if all(wc.values()):
+            t += (" Measured in the closed loop with one thread per sender and no host or switch delay (diagnostic, "
+                  "`part = why-closed`): " + "; ".join(
+                      f"{n} sender{'s' if n > 1 else ''} {w['good']:.1f} Gbps, {w['dups']} duplicates against {w['tok_rx']} "
+                      f"tokens ({w['dups'] / max(w['n'], 1):.1f} per measured message)"
+                      for n, w in wc.items()) + ": none while at most two flows share h5's link, and from three on "
+                  "nearly every token names a packet already on its way. More than one per 4-packet message: a flow "
+                  "whose copies still wait in the ToR is granted again 9 MTU times after its last token "
+                  "(`resend_timeout_mtus`), and every copy delays the packets queued behind it, so the next flows' timers "
+                  "fire earlier still against their arrivals; each duplicate takes a slot of h5's link, which is where "
+                  "the goodput goes.")
         if p0:
-            t += (f" With no host or switch delay (diagnostic) the same backlog incast gives {p0['good']:.1f} Gbps, "
-                  f"{p0['dups']} duplicates against {p0['tok_rx']} tokens")
+            t += (f" The backlog incast without host or switch delay: {p0['good']:.1f} Gbps, {p0['dups']} duplicates "
+                  f"against {p0['tok_rx']} tokens (each sender's {backlog} flows are released at once)")
         if pt:
-            t += (f"; with the token life and the regrant after a flow's last token at 40 MTU times but the delays "
-                  f"kept, {pt['good']:.1f} Gbps and still {pt['dups']} duplicates ({pt['tok_exp']} of {pt['tok_rx']} "
-                  "tokens expired), so the regrant of flows sent whole, which that setting does not change, is what "
-                  "the delays defeat")
-        t += (". pHost's timers assume a round trip of a few MTU times (YAPS's fabric has no host delay); at 100 Gbps "
-              "behind a real host's send and receive path it is tens of them.")
-        if cl:
-            t += (" The closed loop keeps the duplicates, and a diagnostic outside this report (one thread per sender, no "
-                  "host or switch delay) did too; why it does is not yet traced.")
+            t += (f"; with the delays kept and the token life and the regrant after a flow's last token at 40 T, "
+                  f"{pt['good']:.1f} Gbps and still {pt['dups']} duplicates ({pt['tok_exp']} of {pt['tok_rx']} "
+                  "tokens expired): that setting leaves the regrant of flows sent whole unchanged")
+        t += (". The testbed's host and switch delays (send path 224 ns, receive path 0.22–1.2 µs, switch 346 ns) "
+              "lengthen every exchange by several T and add expired tokens (185 ns of life at 100 Gbps) on top; "
+              "pHost's timers assume a fabric whose round trip is a few MTU times (YAPS's has no host delay) and a "
+              "downlink that a short flow has mostly to itself.")
         lines.append(t)
     one = A("incast", "6000B", 1, "RoCE+PFC") or A("incast", "6000B", ns[0], "RoCE+PFC")
     n1 = 1 if A("incast", "6000B", 1, "RoCE+PFC") else ns[0]
