@@ -71,9 +71,10 @@ impl MemorySink {
     }
 }
 
-/// Writes each table to `<dir>/<table>.parquet`. During the run a table's batches go to a
-/// [`Spill`](crate::spill::Spill) on disk; [`ParquetSink::finish`] writes the Parquet files
-/// from them, one table at a time, so no Parquet writer is open while the simulation runs.
+/// Writes each table to `<dir>/<table>.parquet`. During the run a table's batches are held
+/// in memory, or once they are large go to a [`Spill`](crate::spill::Spill) on disk
+/// ([`crate::spill::HELD_BYTES`]); [`ParquetSink::finish`] writes the Parquet files from
+/// them, one table at a time, so no Parquet writer is open while the simulation runs.
 pub struct ParquetSink {
     dir: PathBuf,
     spiller: Spiller,
@@ -87,8 +88,8 @@ impl ParquetSink {
 
     /// Writes every table's Parquet file, then `summary.json` and `scenario.toml`.
     pub fn finish(self, out: &RunOutput) -> std::io::Result<()> {
-        for (name, spill) in self.spiller.finish()? {
-            write_parquet(&self.dir.join(format!("{name}.parquet")), spill.into_batches()?)?;
+        for (name, held) in self.spiller.finish()? {
+            write_parquet(&self.dir.join(format!("{name}.parquet")), held.into_batches()?)?;
         }
         write_summary(&self.dir, out)
     }
