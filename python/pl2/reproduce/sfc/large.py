@@ -158,9 +158,10 @@ def slowest(b: pl.DataFrame, k: int) -> pl.DataFrame:
     return b.sort("fct_us", descending=True, nulls_last=False).head(k)
 
 
-def run(ctx: Context, base: list[Job], benefit_messages: pl.DataFrame) -> str:
-    """The section: `base` are the benefit jobs of the first seed, `benefit_messages` the
-    messages of one of them (the arrivals are every design's)."""
+def run(ctx: Context, base: list[Job], benefit_messages: pl.DataFrame) -> tuple[str, str]:
+    """The section and its one-line mechanism (`note`): `base` are the benefit jobs of the
+    first seed, `benefit_messages` the messages of one of them (the arrivals are every
+    design's)."""
     large = pick(benefit_messages)
     js = jobs(base, large)
     frames = []
@@ -182,7 +183,24 @@ def run(ctx: Context, base: list[Job], benefit_messages: pl.DataFrame) -> str:
         ref = [x / 1e6 if x is not None else float("inf") for x in
                res.messages.filter(pl.col("id").is_in(large["ids"]))["latency_ps"].to_list()]
         same[job.params["design"]] = ref == fcts[(job.params["design"], "slides AI")]
-    return section(df, fcts, len(large["ids"]), ctx.seeds[0], same)
+    return section(df, fcts, len(large["ids"]), ctx.seeds[0], same), note(df, fcts, ctx.seeds[0])
+
+
+def note(df: pl.DataFrame, fcts: dict[tuple[str, str], list[float]], seed: int) -> str:
+    """The measured mechanism in one line, for the claim's row: where the messages' time
+    went under SFC, DCQCN alone's p99, and SFC's p99 with the paper's increase."""
+    g = df.filter((pl.col("design") == "SFC") & (pl.col("variant") == "slides AI") & pl.col("fct_us").is_not_null())
+    if not g.height or ("DCQCN lossy", "slides AI") not in fcts:
+        return ""
+    tot = g["fct_us"].sum()
+    r = pct(fcts[("SFC", "paper AI")], 0.99) if ("SFC", "paper AI") in fcts else None
+    base = pct(fcts[("SFC", "slides AI")], 0.99)
+    faster = (f"; with the DCQCN paper's faster increase SFC's p99 is {r / base:.2f}× of it"
+              if r is not None and base and not math.isinf(r) and not math.isinf(base) else "")
+    return (f"mechanism measured on seed {seed} (section \"Messages > 1 MB\"): these messages spent "
+            f"{100 * g['below_us'].sum() / tot:.0f} % of their time below line rate at their DCQCN rate and "
+            f"{100 * g['paused_us'].sum() / tot:.0f} % under SFC pauses; DCQCN alone, with no pauses, p99 "
+            f"{fmt(pct(fcts[('DCQCN lossy', 'slides AI')], 0.99), 0)} µs{faster}")
 
 
 def _sum_row(g: pl.DataFrame) -> list[str]:
