@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pl2 import reproduce as rep
-from pl2.reproduce.sfc import benefit, common, fairness, lasthop, queues
+from pl2.reproduce.sfc import benefit, common, fairness, large, lasthop, queues, quick_split
 
 
 def test_switch_settings_are_the_slides() -> None:
@@ -153,6 +153,53 @@ def test_last_hop_picks_the_first_incast_after_the_warmup() -> None:
     m = pl.DataFrame({"id": [1, 2, 3, 4, 5], "src": [1, 2, 3, 4, 6], "dst": [9, 9, 9, 8, 7],
                       "transport": ["incast", "incast", "incast", "incast", "default"], "start_ps": [5, 20, 20, 30, 12]})
     assert lasthop.pick(m, 10) == {"start_ps": 20, "dst": 9, "ids": [2, 3], "srcs": [2, 3]}
+
+
+def test_large_message_breakdown_by_hand() -> None:
+    """Message 7 (3000 B, h3 → h9) starts at 0 and is delivered at 10 µs; its NIC sends
+    three 1250 B frames (100 ns each at 100 Gbps) at 0, 2 and 8 µs: line 0.3 µs, last
+    frame out at 8 µs, tail 2 µs. SFC signals reach h3 at 1 µs (pause 2 µs) and 3.5 µs
+    (1 µs): paused [1, 3] ∪ [3.5, 4.5] = 3 µs. DCQCN's rate: line rate until 4 µs, 50 Gbps
+    from 4 µs, 25 Gbps from 6 µs; below line rate outside the pauses: 1.5 µs × 0.5 (4.5–6)
+    + 2 µs × 0.75 (6–8) = 2.25 µs. Other waits: 8 − 0.3 − 3 − 2.25 = 2.45 µs. Frames,
+    signals and probes of other flows, other nodes or other probe names do not count;
+    message 8 never finished."""
+    us = 1_000_000
+    m = pl.DataFrame({"id": [7, 8], "src": [3, 4], "size_bytes": [3000, 5000], "start_ps": [0, 0], "finish_ps": [10 * us, None],
+                      "latency_ps": [10 * us, None]}, schema_overrides={"finish_ps": pl.UInt64, "latency_ps": pl.UInt64})
+    ev = [  # (µs, event, node, flow, kind, wire, payload, aux)
+        (0, "tx", "h3", 7, "data", 1250, 1000, 0), (2, "tx", "h3", 7, "data", 1250, 1000, 0),
+        (8, "tx", "h3", 7, "data", 1250, 1000, 0), (8.5, "tx", "s0", 7, "data", 1250, 1000, 0),
+        (9, "tx", "h3", 99, "data", 1250, 1000, 0), (1, "arrive", "h3", 7, "sfc", 84, 0, 2 * us),
+        (3.5, "arrive", "h3", 7, "sfc", 84, 0, us), (0.9, "tx", "s0", 7, "sfc", 84, 0, 2 * us),
+        (1, "tx", "h4", 8, "data", 1250, 1000, 0)]
+    trace = pl.DataFrame({"time_ps": [round(e[0] * us) for e in ev], "event": [e[1] for e in ev], "node": [e[2] for e in ev],
+                          "flow": [e[3] for e in ev], "kind": [e[4] for e in ev], "wire_bytes": [e[5] for e in ev],
+                          "payload_bytes": [e[6] for e in ev], "aux": [e[7] for e in ev]},
+                         schema_overrides={"time_ps": pl.UInt64, "flow": pl.UInt32, "aux": pl.UInt64})
+    probes = pl.DataFrame({"time_ps": [4 * us, 4 * us, 6 * us, 5 * us], "flow": [7, 7, 7, 99],
+                           "name": ["roce_rate_bps", "roce_alpha", "roce_rate_bps", "roce_rate_bps"], "value": [50e9, 0.5, 25e9, 1e9]},
+                          schema_overrides={"time_ps": pl.UInt64, "flow": pl.UInt32})
+    b = large.breakdown(m, trace, probes, [7, 8]).sort("id")
+    r = b.row(0, named=True)
+    assert r["fct_us"] == pytest.approx(10.0) and r["line_us"] == pytest.approx(0.3)
+    assert r["paused_us"] == pytest.approx(3.0) and r["below_us"] == pytest.approx(2.25)
+    assert r["other_us"] == pytest.approx(2.45) and r["tail_us"] == pytest.approx(2.0)
+    assert sum(r[p] for p in large.PARTS) == pytest.approx(r["fct_us"])
+    assert r["resent_b"] == 0 and r["signals"] == 2 and r["min_rate_gbps"] == pytest.approx(25.0)
+    assert b.row(1, named=True)["fct_us"] is None
+    # The messages picked: measured (in the window), background, at least 1 MB.
+    cand = pl.DataFrame({"id": [1, 2, 3, 4, 5], "src": [6, 5, 5, 2, 1], "size_bytes": [2_000_000, 999_999, 1_000_000, 3_000_000, 4_000_000],
+                         "in_window": [True, True, True, False, True], "transport": ["default"] * 4 + ["incast"]})
+    assert large.pick(cand) == {"ids": [1, 3], "srcs": [5, 6]}
+
+
+def test_quick_split_crosses_one_difference_each() -> None:
+    """Each crossed setting differs from quick mode in one thing only: the fan-in, or the
+    window (warm-up, arrivals and drain)."""
+    q, f = benefit.settings(True), benefit.settings(False)
+    c = quick_split.crossed()
+    assert c["quick window, 120-to-1"] == {**q, "fan_in": 120} and c["full window, 30-to-1"] == {**f, "fan_in": 30}
 
 
 @pytest.mark.real_native
