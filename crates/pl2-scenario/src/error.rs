@@ -62,7 +62,7 @@ impl ScenarioError {
         let hint = if msg.starts_with("unknown field") {
             "check the spelling against the scenario reference (docs/scenario-reference.md)"
         } else if msg.starts_with("unknown variant") {
-            "use one of the listed kinds"
+            "use one of the listed values"
         } else if msg.contains("as i128") || msg.contains("expected u64") && msg.contains("integer") && msg.contains('-') {
             "a whole number from 0 to 18446744073709551615"
         } else if ["expected u8", "expected u16", "expected u32", "expected u64"].iter().any(|t| msg.contains(t)) {
@@ -119,14 +119,16 @@ fn field_holding(text: &str, path: &str, msg: &str) -> Option<String> {
     hits.next().is_none().then_some(first)
 }
 
-/// The value a serde message quotes, as TOML: `string "x"`, `integer \`n\``,
-/// `floating point \`x\``, `boolean \`b\``.
+/// The value a serde message quotes, as TOML: `string "x"`, `unknown variant \`x\``,
+/// `integer \`n\``, `floating point \`x\``, `boolean \`b\``.
 fn quoted_value(msg: &str) -> Option<toml::Value> {
     if let Some(rest) = msg.split_once("string \"").map(|(_, r)| r) {
         return rest.rsplit_once('"').map(|(v, _)| toml::Value::String(v.to_string()));
     }
     let inner = msg.split_once('`').and_then(|(_, r)| r.split_once('`')).map(|(v, _)| v)?;
-    if msg.contains("integer `") {
+    if msg.starts_with("unknown variant `") {
+        Some(toml::Value::String(inner.to_string()))
+    } else if msg.contains("integer `") {
         inner.parse::<i64>().ok().map(toml::Value::Integer)
     } else if msg.contains("floating point `") {
         inner.parse::<f64>().ok().map(toml::Value::Float)

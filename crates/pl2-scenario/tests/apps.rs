@@ -43,7 +43,7 @@ fn each_invalid_application_input_names_its_field() {
         (format!("{ps}iterations = 0\n"), "workload[0].iterations", "nothing would run"),
         (format!("{ps}threads_per_flow = 3\n"), "workload[0].threads_per_flow", "servers × threads_per_flow"),
         (format!("{ps}pull = true\nthreads_per_flow = 2\n"), "workload[0].threads_per_flow", "workers × threads_per_flow"),
-        (format!("{ps}barrier = \"sometimes\"\n"), "workload[0]", "unknown variant `sometimes`"),
+        (format!("{ps}barrier = \"sometimes\"\n"), "workload[0].barrier", "unknown variant `sometimes`"),
         (format!("{ps}message_size = \"0B\"\n"), "workload[0].message_size", "at least 1 byte"),
         (format!("{ps}gradient_size = \"1B\"\n"), "workload[0].gradient_size", "smaller than the number of servers"),
         (

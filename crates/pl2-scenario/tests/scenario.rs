@@ -74,7 +74,10 @@ fn each_invalid_class_names_the_field() {
         ("[transport]\nkind = \"tcp\"\n[transport.pl2]\nk = 8\n", "transport.pl2"),
         ("[transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n[transport.pl2]\nheaders = \"udp\"\n", "transport.pl2.headers"),
         ("[transport]\nkind = \"tcp\"\nscheduler = \"pl2\"\n[transport.pl2]\nk = 0\n", "transport.pl2"),
-        ("[transport]\nkind = \"tcp\"\nscheduler = \"pl3\"\n", "transport"),
+        ("[transport]\nkind = \"tcp\"\nscheduler = \"pl3\"\n", "transport.scheduler"),
+        // An unknown value of a field inside a table chosen by `kind` names the field.
+        ("[transport]\nkind = \"polo\"\nd_bound = \"cap\"\n", "transport.d_bound: "),
+        ("[transport]\nkind = \"sctp\"\n", "transport.kind: "),
     ];
     for (text, field) in cases {
         let e = err(text);
