@@ -132,6 +132,27 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
         Design("Polo no pause", {"kind": "polo", "pause": False}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
             "Polo as above without pausing new flows at a marked receiver (`pause = false`).",
         ), "tab:gray", False),
+        Design("Polo D bounded", {"kind": "polo", "d_bound": "validated"}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
+            "Polo as above with D grown only while the flow's last epoch used at least half of it (`d_bound = "
+            "\"validated\"`, RFC 7661's rule; `docs/model.md` \"Polo\").",
+        ), "tab:gray", False),
+        Design("Polo sprayed", {"kind": "polo"}, {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}, "ecmp": "per_packet"}, (
+            "Polo as above with every switch spraying packets over its equal-cost next hops (`ecmp = \"per_packet\"`, "
+            "as Homa, NDP and pHost do) instead of pl2's per-flow hash.",
+        ), "tab:gray", False),
+        Design("Polo all four", {"kind": "polo", "initial_window_packets": 36, "pause": False, "d_bound": "validated"},
+               {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}, "ecmp": "per_packet"}, (
+            "Polo as above with the four changes of the rows before together: a first burst of 36 packets, no pause, "
+            "D bounded, packets sprayed.",
+        ), "tab:gray", False),
+        Design("pHost long tokens", {"kind": "phost", "token_ttl_mtus": 1000.0}, {}, (
+            "pHost as above with a token's life (free tokens' included) at 1000 MTU wire times (123 µs at 100 Gbps) "
+            "instead of YAPS's 1.5: tokens no longer expire at a busy sender.",
+        ), "tab:orange", False),
+        Design("pHost late regrant", {"kind": "phost", "resend_timeout_mtus": 1000.0}, {}, (
+            "pHost as above with the receiver's wait before granting again every packet still missing at 1000 MTU "
+            "wire times (123 µs at 100 Gbps) instead of YAPS's 9: no re-grant of a packet still on its way.",
+        ), "tab:orange", False),
         # Diagnostic of the pod (not in ORDER): PL2 with its leaves' uplinks taken in turn
         # rather than by a per-flow hash, to measure what ECMP collisions cost it (§7).
         Design("PL2 uplinks round robin", {"kind": "pl2", "k": 4, "t": 15}, {"ecmp": "round_robin"}, (
@@ -216,10 +237,11 @@ def preamble() -> list[str]:
         "behaviour the paper reports. Cubic is there for context (no switch support).",
         "- Diagnostic rows are labelled as such and are not designs of the comparison: the rack's one-sender run "
         "without the testbed's send path, the reruns of its incast that each change one setting and pHost's closed "
-        "loop with one thread per sender and no host or switch delay; NDP with htsim's default of dropping the "
-        "headers its header FIFO cannot hold in the pod's incast, and PL2 with its uplinks taken in turn rather than "
-        "by a per-flow hash in the pod; PL2 with its external share set to the background's 20 % in Polo's core "
-        "network.",
+        "loop with one thread per sender and no host or switch delay; PL2 with only its counter drift suppressed and "
+        "pHost with one of YAPS's two timers raised in the microburst; NDP with htsim's default of dropping the "
+        "headers its header FIFO cannot hold in the pod's incast, PL2 with its uplinks taken in turn rather than "
+        "by a per-flow hash in the pod, and Polo with one of four settings changed (then all four) in the pod's W5 "
+        "tail; PL2 with its external share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
         "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "
         "diagnostic run that changes the one setting it blames.",

@@ -21,6 +21,10 @@ TITLE = "Every design under microbursts: Fig. 1's 5-way batch incast (12 × 6000
 SIZE, BATCH = 6000, 12
 #: Diagnostic: PL2 as written with only the counter drift suppressed (`designs.py`).
 DRIFT = "PL2 drift fix"
+#: Diagnostics of pHost's collapse: each changes one of YAPS's timers (`designs.py`).
+PHOST_DIAG = ["pHost long tokens", "pHost late regrant"]
+#: Every diagnostic row, in table order.
+DIAG = [DRIFT] + PHOST_DIAG
 
 
 def times(quick: bool) -> tuple[float, float, float]:
@@ -47,11 +51,11 @@ def run(ctx: Context) -> str:
         f = batch_csv(ctx, "B-6000Bx12", SIZE, BATCH, seed, until)
         b = base(f, ctx.quick)
         b0 = b0 or b
-        j, _ = C.jobs(ctx, NAME, ds + [DRIFT], b, {"config": "B-6000Bx12"}, base_dir=str(ctx.out), seeds=[seed])
+        j, _ = C.jobs(ctx, NAME, ds + DIAG, b, {"config": "B-6000Bx12"}, base_dir=str(ctx.out), seeds=[seed])
         js += j
     df, pooled = C.collect(ctx, js, lambda j: [5])
     ctx.write_parquet(df, "microburst")
-    A = {d: C.agg(pooled, {"config": "B-6000Bx12", "design": d}) for d in ds + [DRIFT]}
+    A = {d: C.agg(pooled, {"config": "B-6000Bx12", "design": d}) for d in ds + DIAG}
     ccdf = []
     for key, acc in pooled.items():
         d = dict(key)["design"]
@@ -70,9 +74,11 @@ def run(ctx: Context) -> str:
         "Fig. 1, RDS vs PL2 only): RDS p99 ≈ 120 µs, p99.9 two orders of magnitude above, ~0.1 % of packets "
         "dropped; PL2 p99 ≈ p99.9 ≈ median, no drops, queue < 200 KiB.",
         "",
-        C.table(C.HEAD, [C.row(d, A[d]) for d in ds + [DRIFT]]),
+        C.table(C.HEAD, [C.row(d, A[d]) for d in ds + DIAG]),
         "",
-        f"(Last row: a diagnostic, PL2 as written with only its counter drift suppressed, `{DRIFT}`; see below.)",
+        f"(Last {len(DIAG)} rows: diagnostics, each changing one setting of one design: PL2 as written with only its counter "
+        f"drift suppressed, `{DRIFT}`; pHost with only a token's life, `{PHOST_DIAG[0]}`, or only the receiver's wait "
+        f"before re-granting, `{PHOST_DIAG[1]}`, raised from YAPS's 1.5 and 9 MTU times to 1000; see below.)",
         "",
         C.how_same(ds), "", C.base_block(f"Base scenario (seed {ctx.seeds[0]}'s arrival file)", b0), "",
     ]
@@ -89,7 +95,7 @@ def _plot(ctx: Context, ds: list[str], A: dict, pooled: dict) -> None:
     for key, acc in pooled.items():
         d = dict(key)["design"]
         lat, n = acc["lat"], acc["n"]
-        if lat:
+        if lat and d not in PHOST_DIAG:
             ax[0].plot(lat, [max(1 - (i + 1) / n, 1e-6) for i in range(len(lat))], color=reg[d].color,
                        ls="--" if d in ("PL2 deq+imp", "Cubic", "SFC") else "-", label=d)
     ax[0].set_xscale("log")
@@ -173,7 +179,8 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
                      f"mechanism, `compare-rack`, \"pHost at 100 Gbps\") add {ph['dups']} duplicate data frames "
                      f"({ph['dups'] / max(ph['n'], 1):.1f} per measured message), each a slot of h5's link. {ph['unfinished']} "
                      f"of {ph['n']} measured messages are unfinished: the receiver tokens the flows with the fewest packets "
-                     "missing first (SRPT), and flows it leaves waiting resend their RTS every 1 ms (the timeouts).")
+                     "missing first (SRPT), and flows it leaves waiting resend their RTS every 1 ms (the timeouts)."
+                     + _phost_diag(A))
     nd = A["NDP"]
     if nd["trims"]:
         lines.append(f"- NDP trims {nd['trims']} frames: a batch puts 12 messages of 4 packets (all inside NDP's initial "
@@ -188,3 +195,15 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
                  f"90 % load ({po['marks']} marks, which slow only what is driven after them).")
     lines.append("- Lossless by construction or by control (no buffer drop): " + ", ".join(f"{d} ({A[d]['q'] / 1000:.0f} KB)" for d in ds if not A[d]["drops"]) + ".")
     return lines
+
+
+def _phost_diag(A: dict) -> str:
+    """What the two timer diagnostics measure of pHost's collapse."""
+    ph, lt, lr = A["pHost"], A[PHOST_DIAG[0]], A[PHOST_DIAG[1]]
+
+    def line(a: dict) -> str:
+        return (f"{a['good']:.1f} Gbps, {a['tok_exp']} token expiries, {a['dups']} duplicate data frames, "
+                f"{a['unfinished']} unfinished, p99 {C.us(a['p99'])} µs")
+
+    return (f" Each timer alone, measured: with tokens living 1000 MTU times (`{PHOST_DIAG[0]}`) {line(lt)}; with the "
+            f"re-grant after 1000 MTU times (`{PHOST_DIAG[1]}`) {line(lr)}; YAPS's settings {line(ph)}.")
