@@ -153,6 +153,9 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "pHost as above with the receiver's wait before granting again every packet still missing at 1000 MTU "
             "wire times (123 µs at 100 Gbps) instead of YAPS's 9: no re-grant of a packet still on its way.",
         ), "tab:orange", False),
+        Design("pHost both timers", {"kind": "phost", "token_ttl_mtus": 1000.0, "resend_timeout_mtus": 1000.0}, {}, (
+            "pHost as above with both of the rows before: tokens living 1000 MTU wire times and the re-grant after 1000.",
+        ), "tab:orange", False),
         # Diagnostic of the pod (not in ORDER): PL2 with its leaves' uplinks taken in turn
         # rather than by a per-flow hash, to measure what ECMP collisions cost it (§7).
         Design("PL2 uplinks round robin", {"kind": "pl2", "k": 4, "t": 15}, {"ecmp": "round_robin"}, (
