@@ -153,6 +153,10 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "pHost as above with the receiver's wait before granting again every packet still missing at 1000 MTU "
             "wire times (123 µs at 100 Gbps) instead of YAPS's 9: no re-grant of a packet still on its way.",
         ), "tab:orange", False),
+        Design("pHost round robin", {"kind": "phost", "scheduling": "round_robin"}, {}, (
+            "pHost as above with the receiver giving its tokens to its flows in turn (`scheduling = \"round_robin\"`, "
+            "Polo's evaluation's pHost) instead of YAPS's fewest-packets-missing-first (SRPT).",
+        ), "tab:orange", False),
         Design("pHost both timers", {"kind": "phost", "token_ttl_mtus": 1000.0, "resend_timeout_mtus": 1000.0}, {}, (
             "pHost as above with both of the rows before: tokens living 1000 MTU wire times and the re-grant after 1000.",
         ), "tab:orange", False),

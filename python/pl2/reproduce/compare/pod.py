@@ -32,6 +32,10 @@ HDROP = "NDP header drop"
 ECMP_RR = "PL2 uplinks round robin"
 #: Diagnostics of Polo's W5 tail: each changes one Polo setting, the last all four.
 TAIL_DIAG = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo sprayed", "Polo all four"]
+#: Diagnostic of pHost's unfinished W5 messages: its tokens given in turn, not by SRPT.
+PHOST_RR = "pHost round robin"
+#: Diagnostic of Polo's incast goodput: the same incast without Polo's pause.
+POLO_NP = "Polo no pause"
 
 
 def topology() -> dict[str, Any]:
@@ -81,7 +85,8 @@ def run(ctx: Context) -> str:
     # port cost (§7).
     for k, b in bases.items() if not ctx.quick else ():
         part, wl, x = ("incast", "60-to-1", 0.0) if k == "incast" else ("replay", k[0], k[1])
-        js += C.jobs(ctx, NAME, [ECMP_RR], b, {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
+        js += C.jobs(ctx, NAME, [ECMP_RR] + ([POLO_NP] if part == "incast" else []), b,
+                     {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
     # Diagnostic (seed 1 only): where Polo's W5 tail is spent, against Homa's, and what
     # each of four Polo settings changes (first burst, pause, D's bound, spraying), then
     # the four together.
@@ -89,7 +94,7 @@ def run(ctx: Context) -> str:
     if "w5" in st["replay"]:
         tb = base("w5", "w5", st["loads"][0], st["warm"], st["warm"] + st["replay"]["w5"], st["warm"] + st["replay"]["w5"] + 10.0)
         tb["metrics"]["breakdown"] = True
-        tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG, tb,
+        tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost", PHOST_RR], tb,
                     {"part": "tail", "workload": "w5", "x": st["loads"][0]}, seeds=[ctx.seeds[0]])[0]
         tail = _tails(ctx, tj)
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
@@ -137,7 +142,7 @@ def run(ctx: Context) -> str:
         C.how_same(ds), "", C.base_block("Base scenario: 60-to-1 incast", bases["incast"]), "",
         C.base_block("Base scenario: replay (" + next(iter(st["replay"])) + f", {st['loads'][0]:.0%})", bases[(next(iter(st["replay"])), st["loads"][0])]), "",
     ]
-    md += _why(ctx, st, ds, A, tail)
+    md += _why(ctx, st, ds, A, tail, S1)
     return "\n".join(md)
 
 
@@ -284,6 +289,29 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
                 "at line rate from the start)." if left > 0.1 else "."))
 
 
+def _polo_incast(S1) -> str:
+    """Polo's incast against the same incast without its pause (seed 1's runs)."""
+    import math
+
+    k = ("incast", "60-to-1", 0.0)
+    a, b = (S1(*k, "Polo"), S1(*k, POLO_NP)) if S1 else (None, None)
+    if not (a and b):
+        return ""
+
+    def slowest(r: dict[str, Any]) -> str:
+        return C.us(math.inf if r["unfinished"] else max(r["latencies_us"], default=None))
+
+    ga, gb = a["goodput_gbps"], b["goodput_gbps"]
+    verdict = (f": without the pause Polo's goodput rises by {gb - ga:.1f} Gbps, so the pause (flows arriving after the "
+               "first mark wait for an active flow to finish or for an unmarked epoch) is that much of what idles h0's link."
+               if gb - ga >= 5 else ": the pause is not what holds Polo's goodput down here." if abs(gb - ga) < 5 else
+               f": without the pause Polo's goodput falls by {ga - gb:.1f} Gbps.")
+    return (f" Seed 1 against the same incast without Polo's pause (diagnostic, `{POLO_NP}`): {ga:.1f} against {gb:.1f} Gbps, "
+            f"largest queue {a['max_queue_bytes'] / 1000:.0f} against {b['max_queue_bytes'] / 1000:.0f} KB, "
+            f"{a['buffer_drops']} against {b['buffer_drops']} buffer drops, slowest message {slowest(a)} against "
+            f"{slowest(b)} µs{verdict}")
+
+
 def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
     """Per design: p50 and p99 slowdown, p99 latency of messages ≤ 100 KB, and p99 of
     latency less the transport wait (arrival to the last frame's creation)."""
@@ -297,14 +325,16 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
         small = m.filter(pl.col("size_bytes") <= 100_000)
         sf = small.filter(pl.col("latency_ps").is_not_null())
         net = sorted(((f["latency_ps"] - f["transport_wait_ps"].fill_null(0)) / 1e6).to_list())
-        out[job.params["design"]] = {"n": m.height, "s50": C.pct(sl, m.height, 0.5), "s99": C.pct(sl, m.height, 0.99),
+        u = m.filter(pl.col("latency_ps").is_null())["size_bytes"]
+        out[job.params["design"]] = {"n": m.height, "unf": u.len(), "unf_size50": float(u.median()) if u.len() else None,
+                                     "size50": float(m["size_bytes"].median()) if m.height else None, "s50": C.pct(sl, m.height, 0.5), "s99": C.pct(sl, m.height, 0.99),
                                      "small99": C.pct(sorted((sf["latency_ps"] / 1e6).to_list()), small.height, 0.99),
                                      "p99": C.pct(sorted((f["latency_ps"] / 1e6).to_list()), m.height, 0.99),
                                      "net99": C.pct(net, m.height, 0.99)}
     return out
 
 
-def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None) -> list[str]:
+def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None) -> list[str]:
     import math
 
     inc = {d: A("incast", "60-to-1", 0.0, d) for d in ds if A("incast", "60-to-1", 0.0, d)}
@@ -335,7 +365,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None) -> 
                  f"room: {sf['sfc_ps'] / 1e6:.0f} µs of pauses in a run of {sf['sim_ms'] * 1000:.0f} µs, while the "
                  "receiver's link idles (goodput below RoCE+PFC's).")
     po = inc["Polo"]
-    lines.append(f"- Polo in the incast: {po['good']:.1f} Gbps, {C.facts('Polo', po)}.")
+    lines.append(f"- Polo in the incast: {po['good']:.1f} Gbps, {C.facts('Polo', po)}." + _polo_incast(S1))
     for wl in st["replay"]:
         for x in st["loads"]:
             r = {d: A("replay", wl, x, d) for d in ds if A("replay", wl, x, d)}
@@ -374,4 +404,23 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None) -> 
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
+    if tail and "pHost" in tail and PHOST_RR in tail:
+        lines.append(_phost_w5(tail, x, ctx.seeds[0]))
     return lines
+
+
+def _phost_w5(t: dict[str, dict[str, Any]], x: float, seed: int) -> str:
+    """pHost's unfinished W5 messages against the same run with tokens given in turn."""
+    a, b = t["pHost"], t[PHOST_RR]
+    f = lambda v: "∞" if v is None or v == float("inf") else f"{v:.1f}"  # noqa: E731
+    kb = lambda v: "–" if v is None else f"{v / 1000:,.0f} KB"  # noqa: E731
+    verdict = ("" if not a["unf"] else
+               ": SRPT's order is what leaves them waiting (the receiver tokens the flows with the fewest packets "
+               "missing first, so the largest wait while shorter ones keep arriving)." if b["unf"] == 0 else
+               ": SRPT's order is part of it." if b["unf"] < a["unf"] / 2 else
+               ": SRPT's order is not what leaves them waiting.")
+    return (f"- **pHost's unfinished messages in W5 at {x:.0%}** (diagnostic, seed {seed}): {a['unf']} of {a['n']} measured "
+            f"messages unfinished after the run's 10 ms of drain (median size {kb(a['unf_size50'])}, against "
+            f"{kb(a['size50'])} for all); with the receiver's tokens given in turn instead of by SRPT (`{PHOST_RR}`) "
+            f"{b['unf']} of {b['n']} (median size {kb(b['unf_size50'])}), p50 / p99 slowdown {f(b['s50'])} / {f(b['s99'])} "
+            f"against SRPT's {f(a['s50'])} / {f(a['s99'])}{verdict}")
