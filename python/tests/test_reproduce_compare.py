@@ -105,3 +105,29 @@ def test_compare_family_quick(tmp_path: Path) -> None:
     assert once.height and (once["max_queue_bytes"] <= 60 * 5 * 1542).all() and (once["buffer_drops"] == 0).all()
     score = json.loads((out / "compare" / "compare-rack" / "claims.json").read_text(encoding="utf-8"))
     assert score["claims"]
+
+
+def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
+    """Polo 10, Homa 2: a gap of 8; a diagnostic at 8 closes 2/8 = 25 %, the four
+    together at 4 close 6/8 = 75 % and leave 25 %, which the text says none explains."""
+    t = {d: {"s99": v} for d, v in {"Polo": 10.0, "Homa": 2.0, "Polo first burst 36": 8.0, "Polo no pause": 10.0,
+                                     "Polo D bounded": 6.0, "Polo sprayed": 9.0, "Polo all four": 4.0}.items()}
+    v = pod._tail_verdict(t)
+    assert "a first burst of 36 packets 25%, no pause 0%, D bounded 50%, packets sprayed over the uplinks 12%" in v
+    assert "the four together 75%, leaving 25%, which none of these four settings removes" in v
+    t["Polo all four"]["s99"] = 2.0
+    assert pod._tail_verdict(t).endswith("the four together 100%, leaving 0%.")
+    t["Polo"]["s99"] = 1.0
+    assert pod._tail_verdict(t) == "Polo's p99 slowdown is not above Homa's in this run."
+
+
+def test_phost_timer_share_is_worked_from_goodputs() -> None:
+    """pHost 30 Gbps, the best design 78, both timers raised 54: (54 − 30) / (78 − 30) = 50 %."""
+    row = {"good": 0.0, "tok_exp": 0, "dups": 0, "unfinished": 0, "p99": 1.0}
+    A = {"PL2": {**row, "good": 78.0}, "pHost": {**row, "good": 30.0}, "PL2 drift fix": {**row, "good": 99.0},
+         "pHost long tokens": {**row, "good": 35.0}, "pHost late regrant": {**row, "good": 50.0},
+         "pHost both timers": {**row, "good": 54.0}}
+    text = microburst._phost_diag(A)
+    assert "close 50% of pHost's goodput gap to the best design's 78.0 Gbps; the rest is not attributed" in text
+    A["pHost both timers"]["good"] = 76.0
+    assert microburst._phost_diag(A).endswith("YAPS's timers are the collapse.")
