@@ -123,7 +123,7 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
 
 def test_phost_timer_share_is_worked_from_goodputs() -> None:
     """pHost 30 Gbps, the best design 78, both timers raised 54: (54 − 30) / (78 − 30) = 50 %."""
-    row = {"good": 0.0, "tok_exp": 0, "dups": 0, "unfinished": 0, "p99": 1.0}
+    row = {"good": 0.0, "tok_exp": 0, "dups": 0, "drops": 0, "q": 0, "unfinished": 0, "p99": 1.0}
     A = {"PL2": {**row, "good": 78.0}, "pHost": {**row, "good": 30.0}, "PL2 drift fix": {**row, "good": 99.0},
          "pHost long tokens": {**row, "good": 35.0}, "pHost late regrant": {**row, "good": 50.0},
          "pHost both timers": {**row, "good": 54.0}}
@@ -131,3 +131,11 @@ def test_phost_timer_share_is_worked_from_goodputs() -> None:
     assert "close 50% of pHost's goodput gap to the best design's 78.0 Gbps; the rest is not attributed" in text
     A["pHost both timers"]["good"] = 76.0
     assert microburst._phost_diag(A).endswith("YAPS's timers are the collapse.")
+    # Unfinished messages with YAPS's settings, none with only the re-grant raised;
+    # drops only with both raised: each said, with its counters.
+    A["pHost"].update(unfinished=7, dups=90)
+    A["pHost late regrant"]["dups"] = 2
+    A["pHost both timers"].update(drops=500, q=1_500_000)
+    text = microburst._phost_diag(A)
+    assert "raising it alone leaves none unfinished (duplicate data frames 90 → 2)" in text
+    assert "fills to 1500 KB and drops 500 frames (YAPS's settings: 0 KB, 0 drops)" in text

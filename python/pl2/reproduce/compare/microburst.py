@@ -169,7 +169,7 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
             lines.append(f"- **{d}**: p99 {C.us(a['p99'])} µs; {C.facts(d, a, 1_500_000)}.")
     ph = A["pHost"]
     if ph["tok_rx"]:
-        lines.append(f"- pHost's collapse ({ph['good']:.1f} Gbps into h5 at 90 % load) comes from YAPS's timers meeting a "
+        lines.append(f"- pHost's collapse ({ph['good']:.1f} Gbps into h5 at 90 % load) starts with YAPS's timers meeting a "
                      "batch. A sender's 12 flows of 4 packets share its link, but a flow's free tokens expire (4 + 1.5) MTU "
                      "times after its start (`assign_init_capability`, `docs/model.md` \"pHost\"), so only the batch's first "
                      "packets leave on them (one sender's batch alone, no host or switch delay: 5 of its 48, "
@@ -179,9 +179,8 @@ def _claims_and_why(ctx: Context, ds: list[str], A: dict) -> list[str]:
                      f"included) against {ph['tok_rx']} tokens received. Re-grants of packets still on their way (the rack's "
                      f"mechanism, `compare-rack`, \"pHost at 100 Gbps\") add {ph['dups']} duplicate data frames "
                      f"({ph['dups'] / max(ph['n'], 1):.1f} per measured message), each a slot of h5's link. {ph['unfinished']} "
-                     f"of {ph['n']} measured messages are unfinished: the receiver tokens the flows with the fewest packets "
-                     "missing first (SRPT), and flows it leaves waiting resend their RTS every 1 ms (the timeouts)."
-                     + _phost_diag(A))
+                     f"of {ph['n']} measured messages are unfinished (flows left waiting resend their RTS every 1 ms: the "
+                     "timeouts)." + _phost_diag(A))
     nd = A["NDP"]
     if nd["trims"]:
         lines.append(f"- NDP trims {nd['trims']} frames: a batch puts 12 messages of 4 packets (all inside NDP's initial "
@@ -204,7 +203,7 @@ def _phost_diag(A: dict) -> str:
 
     def line(a: dict) -> str:
         return (f"{a['good']:.1f} Gbps, {a['tok_exp']} token expiries, {a['dups']} duplicate data frames, "
-                f"{a['unfinished']} unfinished, p99 {C.us(a['p99'])} µs")
+                f"{a['drops']} buffer drops, {a['unfinished']} unfinished, p99 {C.us(a['p99'])} µs")
 
     best = max((a for d, a in A.items() if d not in DIAG), key=lambda a: a["good"])
     gap = best["good"] - ph["good"]
@@ -214,4 +213,10 @@ def _phost_diag(A: dict) -> str:
             f"re-grant after 1000 MTU times (`{PHOST_DIAG[1]}`) {line(lr)}; with both (`{PHOST_DIAG[2]}`) {line(lb)}; "
             f"YAPS's settings {line(ph)}. Together the two timers close {share:.0%} of pHost's goodput gap to the best "
             f"design's {best['good']:.1f} Gbps" + (": YAPS's timers are the collapse." if share >= 0.9 else
-                                                    "; the rest is not attributed by these diagnostics."))
+                                                    "; the rest is not attributed by these diagnostics.")
+            + (f" The unfinished messages go with the re-grant timer: raising it alone leaves none unfinished (duplicate "
+               f"data frames {ph['dups']} → {lr['dups']})." if ph["unfinished"] and not lr["unfinished"] else "")
+            + (f" With both raised a batch's packets no longer wait for tokens that expire, and the port to h5 fills to "
+               f"{lb['q'] / 1000:.0f} KB and drops {lb['drops']} frames (YAPS's settings: {ph['q'] / 1000:.0f} KB, "
+               f"{ph['drops']} drops): the short token life that costs pHost goodput here is also what keeps its queue "
+               "short." if lb["drops"] > ph["drops"] else ""))
