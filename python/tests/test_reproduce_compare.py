@@ -139,3 +139,28 @@ def test_phost_timer_share_is_worked_from_goodputs() -> None:
     text = microburst._phost_diag(A)
     assert "raising it alone leaves none unfinished (duplicate data frames 90 → 2)" in text
     assert "fills to 1500 KB and drops 500 frames (YAPS's settings: 0 KB, 0 drops)" in text
+
+
+def test_pod_diagnostic_texts_read_the_run_rows() -> None:
+    """The seed-1 diagnostics read only what `common.measure` returns (rows of a made-up
+    run): Polo's incast at 60 Gbps against 90 without the pause is a 30 Gbps rise; pHost's
+    W5 with 12 unfinished under SRPT and none round robin says SRPT leaves them waiting."""
+    from pl2.reproduce.compare import common as C
+
+    class Res:
+        summary = {"goodput_gbps": {"h0": 60.0}, "counters": {}, "max_queue_bytes": {"s0->h0": 998_000}}
+        messages = pl.DataFrame({"in_window": [True], "dst": [0], "latency_ps": [5_000_000]})
+        ports = pl.DataFrame({"peer": ["h0"], "window_start_ps": [0], "mean_queue_bytes": [0.0]})
+
+    polo = C.measure(Res(), [0])
+    Res.summary = {**Res.summary, "goodput_gbps": {"h0": 90.0}}
+    no_pause = C.measure(Res(), [0])
+    rows = {"Polo": polo, pod.POLO_NP: no_pause}
+    text = pod._polo_incast(lambda part, wl, x, d: rows[d])
+    assert "60.0 against 90.0 Gbps, largest queue 998 against 998 KB" in text
+    assert "rises by 30.0 Gbps" in text
+    t = {"pHost": {"n": 100, "unf": 12, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None},
+         pod.PHOST_RR: {"n": 100, "unf": 0, "unf_size50": None, "size50": 1e5, "s50": 3.0, "s99": 9.0}}
+    line = pod._phost_w5(t, 0.5, 1)
+    assert "12 of 100 measured messages unfinished" in line and "median size 5,000 KB, against 100 KB" in line
+    assert "p50 / p99 slowdown 3.0 / 9.0 against SRPT's 2.0 / ∞: SRPT's order is what leaves them waiting" in line
