@@ -129,6 +129,32 @@ def test_scorecard_counts_each_figures_claims(tmp_path: Path, monkeypatch: pytes
     assert "| d fails | paper value | our value | does not hold |" in (tmp_path / "paper" / "s_some" / "report.md").read_text(encoding="utf-8")
 
 
+def test_a_figure_that_fails_leaves_its_files_to_the_next_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A figure that raises after writing a table: the error reaches the caller, and the
+    files it wrote are in the manifest, so running it again into the same directory
+    replaces them instead of refusing them as files pl2 did not write."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    fail = {"now": True}
+
+    def run(ctx: object) -> str:
+        ctx.write_parquet(pl.DataFrame({"x": [1]}), "table")  # type: ignore[attr-defined]
+        if fail["now"]:
+            raise RuntimeError("figure failed after writing its table")
+        return "body"
+
+    monkeypatch.setitem(rep.FIGURES, "s_fails", "unused")
+    monkeypatch.setattr(rep, "module", lambda name: SimpleNamespace(TITLE="Stand-in", run=run))
+    with pytest.raises(RuntimeError, match="after writing its table"):
+        rep.reproduce(["s_fails"], out=tmp_path, quick=True, log=lambda *_: None)
+    fail["now"] = False
+    rep.reproduce(["s_fails"], out=tmp_path, quick=True, log=lambda *_: None)
+    assert (tmp_path / "paper" / "s_fails" / "table.parquet").is_file()
+    assert "## Stand-in\n\nbody\n" in (tmp_path / "paper" / "s_fails" / "report.md").read_text(encoding="utf-8")
+
+
 def test_testbed_profile_is_package_data() -> None:
     from pl2.reproduce.common import testbed
 

@@ -234,7 +234,12 @@ def reproduce(
             ctx.out.mkdir(parents=True, exist_ok=True)
             log(f"{name}: running")
             t0 = time.monotonic()
-            body = mod.run(ctx)
+            try:
+                body = mod.run(ctx)
+            finally:
+                # The files the figure wrote are pl2's even if it failed: recorded, a
+                # later run into this directory may replace them.
+                target.save()
             wall = time.monotonic() - t0
             files = ", ".join(f"`{p.relative_to(out / fam)}`" for p in ctx.figures + ctx.data)
             stamp = _stamp(info, quick, seed_list, f"{wall:.1f} s ({ctx.runs} runs, {ctx.reused} reused from the store)",
