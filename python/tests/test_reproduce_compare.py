@@ -160,7 +160,9 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
     assert "60.0 against 90.0 Gbps, largest queue 998 against 998 KB" in text
     assert "rises by 30.0 Gbps" in text
     t = {"pHost": {"n": 100, "unf": 12, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None},
-         pod.PHOST_RR: {"n": 100, "unf": 0, "unf_size50": None, "size50": 1e5, "s50": 3.0, "s99": 9.0}}
+         pod.PHOST_RR: {"n": 100, "unf": 0, "unf_size50": None, "size50": 1e5, "s50": 3.0, "s99": 9.0},
+         pod.PHOST_TIMERS: {"n": 100, "unf": 7, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None}}
     line = pod._phost_w5(t, 0.5, 1)
     assert "12 of 100 measured messages unfinished" in line and "median size 5,000 KB, against 100 KB" in line
     assert "p50 / p99 slowdown 3.0 / 9.0 against SRPT's 2.0 / ∞: SRPT's order is what leaves them waiting" in line
+    assert "`pHost both timers`): 7 unfinished, p50 / p99 slowdown 2.0 / ∞: the timers are not what leaves them" in line
