@@ -164,5 +164,9 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
          pod.PHOST_TIMERS: {"n": 100, "unf": 7, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None}}
     line = pod._phost_w5(t, 0.5, 1)
     assert "12 of 100 measured messages unfinished" in line and "median size 5,000 KB, against 100 KB" in line
-    assert "p50 / p99 slowdown 3.0 / 9.0 against SRPT's 2.0 / ∞: SRPT's order is what leaves them waiting" in line
-    assert "`pHost both timers`): 7 unfinished, p50 / p99 slowdown 2.0 / ∞: the timers are not what leaves them" in line
+    assert "instead of by SRPT (`pHost round robin`): 0 of 100 unfinished, p50 / p99 slowdown 3.0 / 9.0" in line
+    assert "(`pHost both timers`): 7 of 100 unfinished, p50 / p99 slowdown 2.0 / ∞" in line
+    assert line.endswith("Only with the receiver's tokens given in turn instead of by SRPT does every message finish: "
+                         "the setting it changes is what leaves them unfinished.")
+    t[pod.PHOST_RR]["unf"] = 3
+    assert pod._phost_w5(t, 0.5, 1).endswith("No setting changed here lets them finish; no diagnostic here attributes it.")

@@ -157,6 +157,9 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "pHost as above with the receiver giving its tokens to its flows in turn (`scheduling = \"round_robin\"`, "
             "Polo's evaluation's pHost) instead of YAPS's fewest-packets-missing-first (SRPT).",
         ), "tab:orange", False),
+        Design("pHost window 64", {"kind": "phost", "window_tokens": 64}, {}, (
+            "pHost as above with 64 tokens a flow may have outstanding instead of YAPS's 8.",
+        ), "tab:orange", False),
         Design("pHost both timers", {"kind": "phost", "token_ttl_mtus": 1000.0, "resend_timeout_mtus": 1000.0}, {}, (
             "pHost as above with both of the rows before: tokens living 1000 MTU wire times and the re-grant after 1000.",
         ), "tab:orange", False),

@@ -36,6 +36,11 @@ TAIL_DIAG = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo spr
 #: YAPS's two timers (a token's life, the re-grant wait) raised to 1000 MTU times.
 PHOST_RR = "pHost round robin"
 PHOST_TIMERS = "pHost both timers"
+PHOST_WINDOW = "pHost window 64"
+#: pHost's W5 diagnostics and how the text names each change.
+PHOST_W5 = {PHOST_RR: "the receiver's tokens given in turn instead of by SRPT",
+            PHOST_TIMERS: "YAPS's two timers (a token's life, the re-grant wait) at 1000 MTU times",
+            PHOST_WINDOW: "a flow's token window at 64 instead of YAPS's 8"}
 #: Diagnostic of Polo's incast goodput: the same incast without Polo's pause.
 POLO_NP = "Polo no pause"
 
@@ -96,7 +101,7 @@ def run(ctx: Context) -> str:
     if "w5" in st["replay"]:
         tb = base("w5", "w5", st["loads"][0], st["warm"], st["warm"] + st["replay"]["w5"], st["warm"] + st["replay"]["w5"] + 10.0)
         tb["metrics"]["breakdown"] = True
-        tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost", PHOST_RR, PHOST_TIMERS], tb,
+        tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost"] + list(PHOST_W5), tb,
                     {"part": "tail", "workload": "w5", "x": st["loads"][0]}, seeds=[ctx.seeds[0]])[0]
         tail = _tails(ctx, tj)
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
@@ -400,29 +405,24 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
-    if tail and "pHost" in tail and PHOST_RR in tail and PHOST_TIMERS in tail:
+    if tail and "pHost" in tail:
         lines.append(_phost_w5(tail, x, ctx.seeds[0]))
     return lines
 
 
 def _phost_w5(t: dict[str, dict[str, Any]], x: float, seed: int) -> str:
-    """pHost's unfinished W5 messages against the same run with tokens given in turn."""
-    a, b, c = t["pHost"], t[PHOST_RR], t[PHOST_TIMERS]
+    """pHost's unfinished W5 messages against the same run with one pHost setting changed
+    (`PHOST_W5`): which change, if any, leaves none unfinished."""
+    a = t["pHost"]
     f = lambda v: "∞" if v is None or v == float("inf") else f"{v:.1f}"  # noqa: E731
     kb = lambda v: "–" if v is None else f"{v / 1000:,.0f} KB"  # noqa: E731
-    verdict = ("" if not a["unf"] else
-               ": SRPT's order is what leaves them waiting (the receiver tokens the flows with the fewest packets "
-               "missing first, so the largest wait while shorter ones keep arriving)." if b["unf"] == 0 else
-               ": SRPT's order is part of it." if b["unf"] < a["unf"] / 2 else
-               ": SRPT's order is not what leaves them waiting.")
-    timers = ("" if not a["unf"] else
-              " With YAPS's two timers raised instead (a token's life and the re-grant wait at 1000 MTU times, "
-              f"`{PHOST_TIMERS}`): {c['unf']} unfinished, p50 / p99 slowdown {f(c['s50'])} / {f(c['s99'])}"
-              + (": the short timers are what leave them unfinished." if c["unf"] == 0 else
-                 ": the timers are part of it." if c["unf"] < a["unf"] / 2 else
-                 ": the timers are not what leaves them unfinished either; no diagnostic here attributes it."))
+    runs = "; ".join(f"{what} (`{d}`): {t[d]['unf']} of {t[d]['n']} unfinished, p50 / p99 slowdown {f(t[d]['s50'])} / "
+                     f"{f(t[d]['s99'])}" for d, what in PHOST_W5.items() if d in t)
+    fixed = [what for d, what in PHOST_W5.items() if d in t and a["unf"] and t[d]["unf"] == 0]
+    verdict = ("" if not a["unf"] else f" Only with {fixed[0]} does every message finish: the setting it changes is "
+               "what leaves them unfinished." if len(fixed) == 1 else f" Each of {', '.join(fixed)} lets every message finish." if fixed
+               else " No setting changed here lets them finish; no diagnostic here attributes it.")
     return (f"- **pHost's unfinished messages in W5 at {x:.0%}** (diagnostic, seed {seed}): {a['unf']} of {a['n']} measured "
             f"messages unfinished after the run's 10 ms of drain (median size {kb(a['unf_size50'])}, against "
-            f"{kb(a['size50'])} for all); with the receiver's tokens given in turn instead of by SRPT (`{PHOST_RR}`) "
-            f"{b['unf']} of {b['n']} (median size {kb(b['unf_size50'])}), p50 / p99 slowdown {f(b['s50'])} / {f(b['s99'])} "
-            f"against SRPT's {f(a['s50'])} / {f(a['s99'])}{verdict}{timers}")
+            f"{kb(a['size50'])} for all), p50 / p99 slowdown {f(a['s50'])} / {f(a['s99'])}. Each diagnostic changes one "
+            f"pHost setting: {runs}.{verdict}")
