@@ -142,8 +142,8 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
         ), "tab:gray", False),
         Design("Polo all four", {"kind": "polo", "initial_window_packets": 36, "pause": False, "d_bound": "validated"},
                {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}, "ecmp": "per_packet"}, (
-            "Polo as above with the four changes of the rows before together: a first burst of 36 packets, no pause, "
-            "D bounded, packets sprayed.",
+            "Polo as above with the four changes of `Polo first burst 36`, `Polo no pause`, `Polo D bounded` and "
+            "`Polo sprayed` together.",
         ), "tab:gray", False),
         Design("pHost long tokens", {"kind": "phost", "token_ttl_mtus": 1000.0}, {}, (
             "pHost as above with a token's life (free tokens' included) at 1000 MTU wire times (123 µs at 100 Gbps) "
@@ -161,7 +161,8 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "pHost as above with 64 tokens a flow may have outstanding instead of YAPS's 8.",
         ), "tab:orange", False),
         Design("pHost both timers", {"kind": "phost", "token_ttl_mtus": 1000.0, "resend_timeout_mtus": 1000.0}, {}, (
-            "pHost as above with both of the rows before: tokens living 1000 MTU wire times and the re-grant after 1000.",
+            "pHost as above with `pHost long tokens` and `pHost late regrant` together: tokens living 1000 MTU wire "
+            "times and the re-grant after 1000.",
         ), "tab:orange", False),
         # Diagnostic of the pod (not in ORDER): PL2 with its leaves' uplinks taken in turn
         # rather than by a per-flow hash, to measure what ECMP collisions cost it (§7).
