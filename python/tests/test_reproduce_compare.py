@@ -159,6 +159,10 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
     text = pod._polo_incast(lambda part, wl, x, d: rows[d])
     assert "60.0 against 90.0 Gbps, largest queue 998 against 998 KB" in text
     assert "rises by 30.0 Gbps" in text
+    rows.update({"SFC": polo, pod.SFC_FIXED: no_pause, "RoCE+PFC": no_pause})
+    text = pod._sfc_incast(lambda part, wl, x, d: rows[d])
+    assert "90.0 Gbps against SFC's 60.0 and RoCE+PFC's 90.0" in text
+    assert text.endswith("the drain-to-target pause is what idles h0's link.")
     t = {"pHost": {"n": 100, "unf": 12, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None},
          pod.PHOST_RR: {"n": 100, "unf": 0, "unf_size50": None, "size50": 1e5, "s50": 3.0, "s99": 9.0},
          pod.PHOST_TIMERS: {"n": 100, "unf": 7, "unf_size50": 5e6, "size50": 1e5, "s50": 2.0, "s99": None}}

@@ -145,6 +145,13 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with the four changes of `Polo first burst 36`, `Polo no pause`, `Polo D bounded` and "
             "`Polo sprayed` together.",
         ), "tab:gray", False),
+        Design("SFC pause 6us", {"kind": "roce", "preset": "sfc_seed"},
+               {"ecn": {"kind": "step", "threshold": "50KB", "at_dequeue": True}, "pfc": pfc,
+                "sfc": {"trigger": "100KB", "target": "50KB", "suppression": "6us",
+                        "pause_time": {"kind": "fixed", "time": "6us"}}}, (
+            "SFC as above with every signal's pause fixed at the 6 µs suppression period (`pause_time = { kind = "
+            "\"fixed\", time = \"6us\" }`) instead of the time the port needs to drain to the target.",
+        ), "k", False),
         Design("pHost long tokens", {"kind": "phost", "token_ttl_mtus": 1000.0}, {}, (
             "pHost as above with a token's life (free tokens' included) at 1000 MTU wire times (123 µs at 100 Gbps) "
             "instead of YAPS's 1.5: tokens no longer expire at a busy sender.",

@@ -43,6 +43,8 @@ PHOST_W5 = {PHOST_RR: "the receiver's tokens given in turn instead of by SRPT",
             PHOST_WINDOW: "a flow's token window at 64 instead of YAPS's 8"}
 #: Diagnostic of Polo's incast goodput: the same incast without Polo's pause.
 POLO_NP = "Polo no pause"
+#: Diagnostic of SFC's incast goodput: every signal's pause fixed at the suppression period.
+SFC_FIXED = "SFC pause 6us"
 
 
 def topology() -> dict[str, Any]:
@@ -92,7 +94,7 @@ def run(ctx: Context) -> str:
     # port cost (§7).
     for k, b in bases.items() if not ctx.quick else ():
         part, wl, x = ("incast", "60-to-1", 0.0) if k == "incast" else ("replay", k[0], k[1])
-        js += C.jobs(ctx, NAME, [ECMP_RR] + ([POLO_NP] if part == "incast" else []), b,
+        js += C.jobs(ctx, NAME, [ECMP_RR] + ([POLO_NP, SFC_FIXED] if part == "incast" else []), b,
                      {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
     # Diagnostic (seed 1 only): where Polo's W5 tail is spent, against Homa's, and what
     # each of four Polo settings changes (first burst, pause, D's bound, spraying), then
@@ -296,6 +298,23 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
                 "at line rate from the start)." if left > 0.1 else "."))
 
 
+def _sfc_incast(S1) -> str:
+    """SFC's incast against the same incast with every pause fixed at 6 µs, and RoCE+PFC
+    (seed 1's runs)."""
+    k = ("incast", "60-to-1", 0.0)
+    a, b, r = (S1(*k, "SFC"), S1(*k, SFC_FIXED), S1(*k, "RoCE+PFC")) if S1 else (None, None, None)
+    if not (a and b and r):
+        return ""
+    ga, gb, gr = a["goodput_gbps"], b["goodput_gbps"], r["goodput_gbps"]
+    verdict = (": the drain-to-target pause is what idles h0's link." if gb >= 0.95 * gr else
+               f": the pause's length is {(gb - ga) / (gr - ga):.0%} of SFC's gap to RoCE+PFC." if gb - ga >= 5 and gr > ga else
+               ": the pause's length is not what holds SFC's goodput down here.")
+    return (f" Seed 1 with every signal's pause fixed at the 6 µs suppression period (diagnostic, `{SFC_FIXED}`): "
+            f"{gb:.1f} Gbps against SFC's {ga:.1f} and RoCE+PFC's {gr:.1f}, {b['pause_frames']} PFC PAUSE frames against "
+            f"{a['pause_frames']} and {r['pause_frames']}, {b['sfc_paused_ps'] / 1e6:.0f} µs of flow pauses against "
+            f"{a['sfc_paused_ps'] / 1e6:.0f}{verdict}")
+
+
 def _polo_incast(S1) -> str:
     """Polo's incast against the same incast without its pause (seed 1's runs)."""
     k = ("incast", "60-to-1", 0.0)
@@ -364,7 +383,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                  f"{max(sf['q'] - 50_000, 0) * 8 / 100e9 * 1e6:.0f} µs here), and every one of the 60 flows (one per "
                  "sender here, unlike the rack's backlog) is told so in turn, each pausing as if it alone had to make "
                  f"room: {sf['sfc_ps'] / 1e6:.0f} µs of pauses in a run of {sf['sim_ms'] * 1000:.0f} µs, while the "
-                 "receiver's link idles (goodput below RoCE+PFC's).")
+                 "receiver's link idles (goodput below RoCE+PFC's)." + _sfc_incast(S1))
     po = inc["Polo"]
     lines.append(f"- Polo in the incast: {po['good']:.1f} Gbps, {C.facts('Polo', po)}." + _polo_incast(S1))
     for wl in st["replay"]:
