@@ -140,6 +140,10 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with every switch spraying packets over its equal-cost next hops (`ecmp = \"per_packet\"`, "
             "as Homa, NDP and pHost do) instead of pl2's per-flow hash.",
         ), "tab:gray", False),
+        Design("Polo ECN 65", {"kind": "polo"}, {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}}, (
+            f"Polo as above with its switches marking at 65 full frames ({65 * FULL_FRAME_WIRE:,} B, DCTCP's K at 10 Gbps "
+            "and above, as the DCTCP row) instead of the slides' 5.",
+        ), "tab:gray", False),
         Design("Polo all four", {"kind": "polo", "initial_window_packets": 36, "pause": False, "d_bound": "validated"},
                {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}, "ecmp": "per_packet"}, (
             "Polo as above with the four changes of `Polo first burst 36`, `Polo no pause`, `Polo D bounded` and "
