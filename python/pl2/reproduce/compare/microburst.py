@@ -216,7 +216,8 @@ def _phost_diag(A: dict) -> str:
                                                     "; the rest is not attributed by these diagnostics.")
             + (f" The unfinished messages go with the re-grant timer: raising it alone leaves none unfinished (duplicate "
                f"data frames {ph['dups']} → {lr['dups']})." if ph["unfinished"] and not lr["unfinished"] else "")
-            + (f" With both raised a batch's packets no longer wait for tokens that expire, and the port to h5 fills to "
+            + (f" With both raised most of a batch's packets leave on their tokens at once ({lb['tok_exp']} expiries "
+               f"against {ph['tok_exp']}), and the port to h5 fills to "
                f"{lb['q'] / 1000:.0f} KB and drops {lb['drops']} frames (YAPS's settings: {ph['q'] / 1000:.0f} KB, "
                f"{ph['drops']} drops): the short token life that costs pHost goodput here is also what keeps its queue "
                "short." if lb["drops"] > ph["drops"] else ""))
