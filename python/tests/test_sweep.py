@@ -109,7 +109,6 @@ def test_run_sweep_with_forced_progress(toy: Scenario, tmp_path: Path) -> None:
 
 
 def test_ctrl_c_in_a_serial_sweep_stores_nothing_partial(toy: Scenario, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
     import signal
 
     import fake_native
@@ -118,7 +117,7 @@ def test_ctrl_c_in_a_serial_sweep_stores_nothing_partial(toy: Scenario, tmp_path
 
     def run_then_ctrl_c(text: str, base_dir: str, progress: Any) -> Any:
         def cb(*a: Any) -> Any:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # this thread, at once (test_run.py's SIGINT test says why)
             return progress(*a)
 
         return real_run(text, base_dir, cb)
