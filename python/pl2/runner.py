@@ -35,8 +35,9 @@ class _Guard:
             return False
         try:
             return self._inner is None or self._inner(sim_ps, end_ps, events, wall_s) is not False
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             self.interrupted = True
+            self.terminated |= isinstance(e, Terminated)
         except BaseException as e:
             self.error = e
         return False
@@ -78,10 +79,11 @@ def raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 @contextmanager
 def sigint_sets_flag(guard: _Guard) -> Iterator[None]:
-    """While active (main thread only, and unless SIGINT is ignored), Ctrl-C marks
-    `guard` interrupted instead of raising; so does SIGTERM where the command line
-    asked for that (its handler is `raise_terminated`)."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    """While active (main thread only), Ctrl-C marks `guard` interrupted instead of
+    raising, unless SIGINT is ignored (a process started in the background keeps
+    ignoring it); SIGTERM does the same where the command line asked for that (its
+    handler is `raise_terminated`), whether or not SIGINT is ignored."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -89,16 +91,18 @@ def sigint_sets_flag(guard: _Guard) -> Iterator[None]:
         guard.interrupted = True
         guard.terminated |= signum == signal.SIGTERM
 
-    previous = signal.signal(signal.SIGINT, on_signal)
-    previous_term = signal.getsignal(signal.SIGTERM)
-    if previous_term is raise_terminated:
+    take_int = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    take_term = signal.getsignal(signal.SIGTERM) is raise_terminated
+    previous = signal.signal(signal.SIGINT, on_signal) if take_int else None
+    if take_term:
         signal.signal(signal.SIGTERM, on_signal)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if previous_term is raise_terminated:
-            signal.signal(signal.SIGTERM, previous_term)
+        if take_int:
+            signal.signal(signal.SIGINT, previous)
+        if take_term:
+            signal.signal(signal.SIGTERM, raise_terminated)
 
 
 def as_scenario(scenario: Scenario | str | os.PathLike[str]) -> Scenario:

@@ -4,6 +4,7 @@ and errors raised by a user's callback."""
 from __future__ import annotations
 
 import signal
+from collections.abc import Iterator
 
 import pytest
 
@@ -35,16 +36,25 @@ def test_ctrl_c_stops_then_raises(toy: Scenario) -> None:
     assert len(calls) == 1, "the run stopped at the first callback"
 
 
-def test_sigint_during_a_run_stops_it_cleanly(toy: Scenario) -> None:
+@pytest.fixture
+def sigint(request: pytest.FixtureRequest) -> Iterator[None]:
+    """SIGINT's disposition for one test: `default_int_handler` (Ctrl-C raises
+    KeyboardInterrupt), or ignored with `@pytest.mark.parametrize("sigint", ["ignored"],
+    indirect=True)`; restored afterwards. A process started in the background by a
+    non-interactive shell (`cmd &`, nohup) inherits SIGINT ignored, and Python then
+    leaves it ignored, so the tests cannot rely on the disposition they start with."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN if getattr(request, "param", "") == "ignored"
+                             else signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_sigint_during_a_run_stops_it_cleanly(toy: Scenario, sigint: None) -> None:
     calls = []
 
     def cb(*a: object) -> None:
         calls.append(a)
-        # raise_signal, not os.kill: os.kill's signal is the process's, and another
-        # thread (Arrow's, polars') may take it, so the main thread can run the handler
-        # only after this toy run has ended (and a later test's run then stops instead);
-        # raise_signal delivers it to this thread and runs the handler before returning.
-        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)  # to this thread, handled before it returns
 
     with pytest.raises(KeyboardInterrupt):
         pl2.run(toy, progress=cb)
@@ -52,13 +62,16 @@ def test_sigint_during_a_run_stops_it_cleanly(toy: Scenario) -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handler is restored"
 
 
-def test_sigterm_during_a_run_stops_it_like_ctrl_c(toy: Scenario, tmp_path) -> None:
+@pytest.mark.parametrize("sigint", ["default", "ignored"], indirect=True)
+def test_sigterm_during_a_run_stops_it_like_ctrl_c(toy: Scenario, tmp_path, sigint: None) -> None:
     """Where the command line installed its SIGTERM handler, SIGTERM during a run stops
-    it cleanly: Terminated is raised, and no output or staging directory is left."""
+    it cleanly: Terminated is raised, and no output or staging directory is left; also
+    in a process whose SIGINT is ignored (a background job), where SIGTERM is how it is
+    stopped."""
     from pl2.runner import Terminated, raise_terminated
 
     def cb(*a: object) -> None:
-        signal.raise_signal(signal.SIGTERM)  # this thread, at once (see the SIGINT test)
+        signal.raise_signal(signal.SIGTERM)
 
     previous = signal.signal(signal.SIGTERM, raise_terminated)
     try:
@@ -68,6 +81,21 @@ def test_sigterm_during_a_run_stops_it_like_ctrl_c(toy: Scenario, tmp_path) -> N
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert [p.name for p in tmp_path.iterdir()] == ["toy.toml"], "nothing written, no .partial directory"
+
+
+@pytest.mark.parametrize("sigint", ["ignored"], indirect=True)
+def test_an_ignored_sigint_leaves_the_run_going(toy: Scenario, sigint: None) -> None:
+    """A process that ignores SIGINT (started with `&` or nohup) keeps ignoring it during
+    a run: the run ends normally and SIGINT is still ignored after it."""
+    calls = []
+
+    def cb(*a: object) -> None:
+        calls.append(a)
+        signal.raise_signal(signal.SIGINT)
+
+    res = pl2.run(toy, progress=cb)
+    assert len(calls) == 3 and res.summary["stop_reason"] == "EndTime"
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
 
 
 def test_log_lines_when_stderr_is_not_a_terminal() -> None:
