@@ -214,6 +214,9 @@ def test_sfc_family_quick(tmp_path: Path) -> None:
         assert list(d.glob("*.png")) and list(d.glob("*.parquet")), name
     b = pl.read_parquet(out / "sfc" / "sfc-benefit" / "benefit.parquet")
     assert set(b["design"]) == set(common.DESIGNS)
+    # The > 1 MB mechanism runs are the full run's: quick mode says where they are.
+    assert not (out / "sfc" / "sfc-benefit" / "large.parquet").exists()
+    assert "Not run in quick mode: the `sfc-large` runs" in report
     # PFC is lossless: no frame dropped anywhere.
     assert (b.filter(pl.col("design") == "PFC")["drops total"] == 0).all()
     # Every design sees the same arrivals (streams keyed by seed and workload), the
