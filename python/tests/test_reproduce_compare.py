@@ -117,10 +117,26 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
     v = pod._tail_verdict(t)
     assert "a first burst of 36 packets 25%, no pause 0%, D bounded 50%, packets sprayed over the uplinks 12%, ECN marking at 65 full frames 38%" in v
     assert "the first four together 75%. The most, 75%, with the first four together, leaving 25% that no setting" in v
+    assert v.endswith("leaving 25% that no setting changed here removes.")
     t["Polo ECN 65"]["s99"] = 2.5
     assert pod._tail_verdict(t).endswith("The most, 94%, with ECN marking at 65 full frames: that setting is Polo's gap to Homa here.")
     t["Polo"]["s99"] = 1.0
     assert pod._tail_verdict(t) == "Polo's p99 slowdown is not above Homa's in this run."
+
+
+def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
+    """Polo 10, Homa 2 at load: a gap of 8; nearly alone Polo 6, Homa 1: 5 of it, 62 %,
+    is Polo's own pace; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the gap to contention."""
+    row = {"n": 200, "s50": 1.2, "small99": 50e0}
+    t = {"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0},
+         "Polo alone": {**row, "s99": 6.0}, "Homa alone": {**row, "s99": 1.0}}
+    v = pod._alone(t, 0.5)
+    assert "at 2% load over a window 25 times as long; 200 and 200 measured messages" in v
+    assert v.endswith("5.0 above Homa's with nothing to contend with, 62% of its gap at 50%: that much of the gap is "
+                      "Polo's own pace (its first burst of 12 packets, then D driving packets per epoch), not contention.")
+    t["Polo alone"]["s99"] = 1.5
+    assert pod._alone(t, 0.5).endswith("the gap is made by contention, not by Polo's own pace.")
+    assert pod._alone({"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}, 0.5) == ""
 
 
 def test_phost_timer_share_is_worked_from_goodputs() -> None:

@@ -199,6 +199,12 @@ def us(x: float | None) -> str:
     return f"{x:.1f}" if x < 100 else f"{x:.0f}"
 
 
+def slowdown(x: float | None) -> str:
+    """A slowdown to one decimal; ∞ for an unfinished percentile (and for one with too
+    few messages to have it)."""
+    return "∞" if x is None or math.isinf(x) else f"{x:.1f}"
+
+
 HEAD = ["design", "goodput Gbps", "p50 µs", "p99 µs", "p99.9 µs", "unfinished", "max queue KB", "drops (buffer)",
         "PL2 T-rule drops / NDP trims", "control share", "ECN marks", "resends / timeouts", "PFC pauses / SFC signals"]
 

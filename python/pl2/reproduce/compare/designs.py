@@ -261,9 +261,11 @@ def preamble() -> list[str]:
         "without the testbed's send path, the reruns of its incast that each change one setting and pHost's closed "
         "loop with one thread per sender and no host or switch delay; PL2 with only its counter drift suppressed and "
         "pHost with one of YAPS's two timers raised in the microburst; NDP with htsim's default of dropping the "
-        "headers its header FIFO cannot hold in the pod's incast, PL2 with its uplinks taken in turn rather than "
-        "by a per-flow hash in the pod, and Polo with one of four settings changed (then all four) in the pod's W5 "
-        "tail; PL2 with its external share set to the background's 20 % in Polo's core network.",
+        "headers its header FIFO cannot hold, Polo without its pause and SFC with every pause fixed at 6 µs in the "
+        "pod's incast, PL2 with its uplinks taken in turn rather than by a per-flow hash in the pod, Polo with one "
+        "of four settings changed (then all four) and Polo and Homa with messages nearly alone (2 % load) in the "
+        "pod's W5 tail, and pHost with one of three settings changed for its unfinished W5 messages; PL2 with its "
+        "external share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
         "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "
         "diagnostic run that changes the one setting it blames.",

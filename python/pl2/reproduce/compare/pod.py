@@ -16,6 +16,7 @@ section measures what it costs.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pl2.reproduce.common import Context
@@ -42,6 +43,11 @@ PHOST_WINDOW = "pHost window 64"
 PHOST_W5 = {PHOST_RR: "the receiver's tokens given in turn instead of by SRPT",
             PHOST_TIMERS: "YAPS's two timers (a token's life, the re-grant wait) at 1000 MTU times",
             PHOST_WINDOW: "a flow's token window at 64 instead of YAPS's 8"}
+#: Load of the runs that measure Polo's and Homa's W5 slowdowns with messages nearly
+#: alone (the same sizes, each host offering 2 % of its link over a window 25 times the
+#: 50 % run's, so about as many messages are measured): what the design costs a message
+#: with almost nothing to contend with.
+ALONE_LOAD = 0.02
 #: Diagnostic of Polo's incast goodput: the same incast without Polo's pause.
 POLO_NP = "Polo no pause"
 #: Diagnostic of SFC's incast goodput: every signal's pause fixed at the suppression period.
@@ -107,6 +113,14 @@ def run(ctx: Context) -> str:
         tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost"] + list(PHOST_W5), tb,
                     {"part": "tail", "workload": "w5", "x": st["loads"][0]}, seeds=[ctx.seeds[0]])[0]
         tail = _tails(ctx, tj)
+        # The same sizes with messages nearly alone: the part of the gap the design makes
+        # without contention.
+        win = st["replay"]["w5"] * st["loads"][0] / ALONE_LOAD
+        lb = base("w5", "w5", ALONE_LOAD, st["warm"], st["warm"] + win, st["warm"] + win + 10.0)
+        lb["metrics"]["breakdown"] = True
+        lj = C.jobs(ctx, NAME, ["Polo", "Homa"], lb, {"part": "tail alone", "workload": "w5", "x": ALONE_LOAD},
+                    seeds=[ctx.seeds[0]])[0]
+        tail.update({f"{d} alone": v for d, v in _tails(ctx, lj).items()})
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
     ctx.write_parquet(df, "pod")
     A = lambda part, wl, x, d: C.agg(pooled, {"part": part, "workload": wl, "x": x, "design": d})  # noqa: E731
@@ -244,8 +258,6 @@ def _pl2_across(st: dict, A, S1) -> list[str]:
 
 
 def _plot(ctx: Context, st: dict, ds: list[str], A) -> None:
-    import math
-
     import matplotlib.pyplot as plt
 
     reg = designs()
@@ -281,8 +293,6 @@ DIAG_TXT = {"Polo first burst 36": "a first burst of 36 packets", "Polo no pause
 def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
     """What the diagnostics of Polo's tail show, from their p99 slowdowns: the share of
     Polo's gap to Homa each closes alone, and what the four together leave."""
-    import math
-
     def s(d: str) -> float:
         v = t[d]["s99"]
         return math.inf if v is None else v
@@ -297,17 +307,44 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
     left = 1 - share[best]
     return (f"Share of Polo's p99-slowdown gap to Homa each closes alone: {alone}; the first four together "
             f"{share['Polo all four']:.0%}. The most, {share[best]:.0%}, with {name}" + (
-                f", leaving {left:.0%} that no setting changed here removes; no diagnostic here attributes it." if left > 0.1
+                f", leaving {left:.0%} that no setting changed here removes." if left > 0.1
                 else ": that setting is Polo's gap to Homa here."))
+
+
+def _alone(t: dict[str, dict[str, float | None]], x: float) -> str:
+    """Polo's and Homa's slowdowns with messages nearly alone (`ALONE_LOAD`), and the
+    share of the gap at load `x` that Polo already shows there."""
+    a, h = t.get("Polo alone"), t.get("Homa alone")
+    if not (a and h) or a["s99"] is None or h["s99"] is None:
+        return ""
+    f = C.slowdown
+    gap = (t["Polo"]["s99"] or math.inf) - (t["Homa"]["s99"] or math.inf)
+    there = a["s99"] - h["s99"]
+    share = there / gap if math.isfinite(gap) and gap > 0 and math.isfinite(there) else None
+    verdict = ("" if share is None else
+               f" Polo's p99 slowdown is {f(there)} above Homa's with nothing to contend with, {share:.0%} of its gap "
+               f"at {x:.0%}: " + ("that much of the gap is Polo's own pace (its first burst of 12 packets, then D "
+                                  "driving packets per epoch), not contention." if share >= 0.1 else
+                                  "the gap is made by contention, not by Polo's own pace."))
+    return (f" With messages nearly alone (the same W5 sizes at {ALONE_LOAD:.0%} load over a window "
+            f"{x / ALONE_LOAD:.0f} times as long; {a['n']} and {h['n']} measured messages): p50 / p99 slowdown Polo "
+            f"{f(a['s50'])} / {f(a['s99'])}, Homa {f(h['s50'])} / {f(h['s99'])}; p99 latency of messages ≤ 100 KB Polo "
+            f"{C.us(a['small99'])}, Homa {C.us(h['small99'])} µs.{verdict}")
+
+
+def _incast_rows(S1, *designs: str) -> list[dict[str, Any]] | None:
+    """Seed 1's incast run row of each of `designs`, or None if any is missing."""
+    rows = [S1("incast", "60-to-1", 0.0, d) for d in designs] if S1 else []
+    return rows if rows and all(rows) else None
 
 
 def _sfc_incast(S1) -> str:
     """SFC's incast against the same incast with every pause fixed at 6 µs, and RoCE+PFC
     (seed 1's runs)."""
-    k = ("incast", "60-to-1", 0.0)
-    a, b, r = (S1(*k, "SFC"), S1(*k, SFC_FIXED), S1(*k, "RoCE+PFC")) if S1 else (None, None, None)
-    if not (a and b and r):
+    rows = _incast_rows(S1, "SFC", SFC_FIXED, "RoCE+PFC")
+    if rows is None:
         return ""
+    a, b, r = rows
     ga, gb, gr = a["goodput_gbps"], b["goodput_gbps"], r["goodput_gbps"]
     verdict = (": the drain-to-target pause is what idles h0's link." if gb >= 0.95 * gr else
                f": the pause's length is {(gb - ga) / (gr - ga):.0%} of SFC's gap to RoCE+PFC." if gb - ga >= 5 and gr > ga else
@@ -320,10 +357,10 @@ def _sfc_incast(S1) -> str:
 
 def _polo_incast(S1) -> str:
     """Polo's incast against the same incast without its pause (seed 1's runs)."""
-    k = ("incast", "60-to-1", 0.0)
-    a, b = (S1(*k, "Polo"), S1(*k, POLO_NP)) if S1 else (None, None)
-    if not (a and b):
+    rows = _incast_rows(S1, "Polo", POLO_NP)
+    if rows is None:
         return ""
+    a, b = rows
     ga, gb = a["goodput_gbps"], b["goodput_gbps"]
     verdict = (f": without the pause Polo's goodput rises by {gb - ga:.1f} Gbps, so the pause (flows arriving after the "
                "first mark wait for an active flow to finish or for an unmarked epoch) is that much of what idles h0's link."
@@ -358,8 +395,6 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
 
 
 def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None) -> list[str]:
-    import math
-
     inc = {d: A("incast", "60-to-1", 0.0, d) for d in ds if A("incast", "60-to-1", 0.0, d)}
     nd = inc["NDP"]
     ctx.claim("NDP (paper, incast evaluation): trimming makes a large incast complete without timeouts (60-to-1, NDP timeouts)", "0",
@@ -411,7 +446,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
               f"Polo {C.us(p['Polo'])}, Homa {C.us(p['Homa'])}, pHost {C.us(p['pHost'])} µs", p["Polo"] < p["Homa"] and p["Polo"] < p["pHost"])
     if tail and "Polo" in tail and "Homa" in tail:
         t = tail
-        f = lambda v: "∞" if v is None or math.isinf(v) else f"{v:.1f}"  # noqa: E731
+        f = C.slowdown
         lines.append(f"- **Polo's tail in W5 at {x:.0%}** (diagnostic, seed {ctx.seeds[0]}, with the latency breakdown): p50 / p99 "
                      f"slowdown Polo {f(t['Polo']['s50'])} / {f(t['Polo']['s99'])}, Homa {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}; "
                      f"p99 latency of messages ≤ 100 KB Polo {C.us(t['Polo']['small99'])}, Homa {C.us(t['Homa']['small99'])} µs: Polo "
@@ -423,7 +458,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "pod round trip holds about 3 × 12 packets. Each diagnostic changes one Polo setting (p50 / p99 "
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_DIAG[:-1])
                      + f"; the first four together {f(t['Polo all four']['s50'])} / {f(t['Polo all four']['s99'])}, against "
-                     f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t)
+                     f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
@@ -436,7 +471,7 @@ def _phost_w5(t: dict[str, dict[str, Any]], x: float, seed: int) -> str:
     """pHost's unfinished W5 messages against the same run with one pHost setting changed
     (`PHOST_W5`): which change, if any, leaves none unfinished."""
     a = t["pHost"]
-    f = lambda v: "∞" if v is None or v == float("inf") else f"{v:.1f}"  # noqa: E731
+    f = C.slowdown
     kb = lambda v: "–" if v is None else f"{v / 1000:,.0f} KB"  # noqa: E731
     runs = "; ".join(f"{what} (`{d}`): {t[d]['unf']} of {t[d]['n']} unfinished, p50 / p99 slowdown {f(t[d]['s50'])} / "
                      f"{f(t[d]['s99'])}" for d, what in PHOST_W5.items() if d in t)
