@@ -125,15 +125,15 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
 
 
 def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
-    """Polo 10, Homa 2 at load: a gap of 8; nearly alone Polo 6, Homa 1: 5 of it, 62 %,
-    is Polo's own pace; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the gap to contention."""
-    row = {"n": 200, "s50": 1.2, "small99": 50e0}
+    """Polo 10, Homa 2 at load: a gap of 8; alone Polo 6, Homa 1: 5 of it, 62 %, is
+    Polo's own pace and 38 % contention; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the
+    gap to contention."""
     t = {"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0},
-         "Polo alone": {**row, "s99": 6.0}, "Homa alone": {**row, "s99": 1.0}}
+         "Polo alone": {"n": 200, "s50": 2.2, "s99": 6.0}, "Homa alone": {"n": 199, "s50": 1.0, "s99": 1.0}}
     v = pod._alone(t, 0.5)
-    assert "at 2% load over a window 25 times as long; 200 and 200 measured messages" in v
-    assert v.endswith("5.0 above Homa's with nothing to contend with, 62% of its gap at 50%: that much of the gap is "
-                      "Polo's own pace (its first burst of 12 packets, then D driving packets per epoch), not contention.")
+    assert "nothing else sent; 200 and 199 runs): p50 / p99 slowdown Polo 2.2 / 6.0, Homa 1.0 / 1.0." in v
+    assert v.endswith("5.0 above Homa's, 62% of its gap at 50%: that much is Polo's own pace (its first burst of 12 "
+                      "packets, then D driving packets per epoch from D = 12, one more per epoch), the other 38% is contention.")
     t["Polo alone"]["s99"] = 1.5
     assert pod._alone(t, 0.5).endswith("the gap is made by contention, not by Polo's own pace.")
     assert pod._alone({"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}, 0.5) == ""

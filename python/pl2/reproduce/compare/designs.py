@@ -263,7 +263,7 @@ def preamble() -> list[str]:
         "pHost with one of YAPS's two timers raised in the microburst; NDP with htsim's default of dropping the "
         "headers its header FIFO cannot hold, Polo without its pause and SFC with every pause fixed at 6 µs in the "
         "pod's incast, PL2 with its uplinks taken in turn rather than by a per-flow hash in the pod, Polo with one "
-        "of four settings changed (then all four) and Polo and Homa with messages nearly alone (2 % load) in the "
+        "of four settings changed (then all four) and each of Polo's and Homa's measured messages run alone in the "
         "pod's W5 tail, and pHost with one of three settings changed for its unfinished W5 messages; PL2 with its "
         "external share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "

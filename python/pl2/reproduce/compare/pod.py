@@ -43,11 +43,8 @@ PHOST_WINDOW = "pHost window 64"
 PHOST_W5 = {PHOST_RR: "the receiver's tokens given in turn instead of by SRPT",
             PHOST_TIMERS: "YAPS's two timers (a token's life, the re-grant wait) at 1000 MTU times",
             PHOST_WINDOW: "a flow's token window at 64 instead of YAPS's 8"}
-#: Load of the runs that measure Polo's and Homa's W5 slowdowns with messages nearly
-#: alone (the same sizes, each host offering 2 % of its link over a window 25 times the
-#: 50 % run's, so about as many messages are measured): what the design costs a message
-#: with almost nothing to contend with.
-ALONE_LOAD = 0.02
+#: Cap of a run that carries one message alone (its FCT is the message's own pace).
+ALONE_CAP_MS = 20.0
 #: Diagnostic of Polo's incast goodput: the same incast without Polo's pause.
 POLO_NP = "Polo no pause"
 #: Diagnostic of SFC's incast goodput: every signal's pause fixed at the suppression period.
@@ -113,14 +110,10 @@ def run(ctx: Context) -> str:
         tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost"] + list(PHOST_W5), tb,
                     {"part": "tail", "workload": "w5", "x": st["loads"][0]}, seeds=[ctx.seeds[0]])[0]
         tail = _tails(ctx, tj)
-        # The same sizes with messages nearly alone: the part of the gap the design makes
-        # without contention.
-        win = st["replay"]["w5"] * st["loads"][0] / ALONE_LOAD
-        lb = base("w5", "w5", ALONE_LOAD, st["warm"], st["warm"] + win, st["warm"] + win + 10.0)
-        lb["metrics"]["breakdown"] = True
-        lj = C.jobs(ctx, NAME, ["Polo", "Homa"], lb, {"part": "tail alone", "workload": "w5", "x": ALONE_LOAD},
-                    seeds=[ctx.seeds[0]])[0]
-        tail.update({f"{d} alone": v for d, v in _tails(ctx, lj).items()})
+        # Each measured message of Polo's and Homa's run again alone in the pod (same
+        # source, destination and size, nothing else sent): the p99 slowdown each design
+        # would have with no contention at all, its own pace.
+        tail.update(_alone_tails(ctx, tail))
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
     ctx.write_parquet(df, "pod")
     A = lambda part, wl, x, d: C.agg(pooled, {"part": part, "workload": wl, "x": x, "design": d})  # noqa: E731
@@ -311,9 +304,27 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
                 else ": that setting is Polo's gap to Homa here."))
 
 
-def _alone(t: dict[str, dict[str, float | None]], x: float) -> str:
-    """Polo's and Homa's slowdowns with messages nearly alone (`ALONE_LOAD`), and the
-    share of the gap at load `x` that Polo already shows there."""
+def _alone_tails(ctx: Context, tail: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per design of Polo and Homa: the slowdowns of its measured W5 messages, each run
+    alone (one job per message, seed 1), as "<design> alone" with `_tails`' p50 / p99."""
+    js = []
+    for d in ("Polo", "Homa"):
+        for mid, src, dst, size in tail[d]["msgs"]:
+            b = base("incast", "", 0, 0, 0, ALONE_CAP_MS)
+            b["name"] = "compare-pod-alone"
+            b["workload"] = [{"kind": "incast", "senders": [src], "receiver": dst, "size": f"{size}B", "count": 1}]
+            js += C.jobs(ctx, NAME, [d], b, {"part": "alone", "workload": "w5", "x": mid}, seeds=[ctx.seeds[0]])[0]
+    sl: dict[str, list[float]] = {"Polo": [], "Homa": []}
+    for job, res in zip(js, ctx.run_many(js), strict=True):
+        r = res.messages.row(0, named=True)
+        sl[job.params["design"]].append(math.inf if r["latency_ps"] is None else r["latency_ps"] / r["ideal_ps"])
+    return {f"{d} alone": {"n": len(v), "s50": C.pct(sorted(v), len(v), 0.5), "s99": C.pct(sorted(v), len(v), 0.99)}
+            for d, v in sl.items()}
+
+
+def _alone(t: dict[str, dict[str, Any]], x: float) -> str:
+    """Polo's and Homa's slowdowns with each measured message alone, and the share of
+    the gap at load `x` that Polo's own pace makes."""
     a, h = t.get("Polo alone"), t.get("Homa alone")
     if not (a and h) or a["s99"] is None or h["s99"] is None:
         return ""
@@ -322,14 +333,13 @@ def _alone(t: dict[str, dict[str, float | None]], x: float) -> str:
     there = a["s99"] - h["s99"]
     share = there / gap if math.isfinite(gap) and gap > 0 and math.isfinite(there) else None
     verdict = ("" if share is None else
-               f" Polo's p99 slowdown is {f(there)} above Homa's with nothing to contend with, {share:.0%} of its gap "
-               f"at {x:.0%}: " + ("that much of the gap is Polo's own pace (its first burst of 12 packets, then D "
-                                  "driving packets per epoch), not contention." if share >= 0.1 else
-                                  "the gap is made by contention, not by Polo's own pace."))
-    return (f" With messages nearly alone (the same W5 sizes at {ALONE_LOAD:.0%} load over a window "
-            f"{x / ALONE_LOAD:.0f} times as long; {a['n']} and {h['n']} measured messages): p50 / p99 slowdown Polo "
-            f"{f(a['s50'])} / {f(a['s99'])}, Homa {f(h['s50'])} / {f(h['s99'])}; p99 latency of messages ≤ 100 KB Polo "
-            f"{C.us(a['small99'])}, Homa {C.us(h['small99'])} µs.{verdict}")
+               f" With nothing to contend with Polo's p99 slowdown is {f(there)} above Homa's, {share:.0%} of its gap at "
+               f"{x:.0%}: " + (f"that much is Polo's own pace (its first burst of 12 packets, then D driving packets "
+                               f"per epoch from D = 12, one more per epoch), the other {1 - share:.0%} is contention."
+                               if share >= 0.1 else "the gap is made by contention, not by Polo's own pace."))
+    return (f" Each of the run's measured messages again alone in the pod (same source, destination and size, nothing "
+            f"else sent; {a['n']} and {h['n']} runs): p50 / p99 slowdown Polo {f(a['s50'])} / {f(a['s99'])}, Homa "
+            f"{f(h['s50'])} / {f(h['s99'])}.{verdict}")
 
 
 def _incast_rows(S1, *designs: str) -> list[dict[str, Any]] | None:
@@ -386,7 +396,7 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
         sf = small.filter(pl.col("latency_ps").is_not_null())
         net = sorted(((f["latency_ps"] - f["transport_wait_ps"].fill_null(0)) / 1e6).to_list())
         u = m.filter(pl.col("latency_ps").is_null())["size_bytes"]
-        out[job.params["design"]] = {"n": m.height, "unf": u.len(), "unf_size50": float(u.median()) if u.len() else None,
+        out[job.params["design"]] = {"n": m.height, "msgs": m.select("id", "src", "dst", "size_bytes").rows(), "unf": u.len(), "unf_size50": float(u.median()) if u.len() else None,
                                      "size50": float(m["size_bytes"].median()) if m.height else None, "s50": C.pct(sl, m.height, 0.5), "s99": C.pct(sl, m.height, 0.99),
                                      "small99": C.pct(sorted((sf["latency_ps"] / 1e6).to_list()), small.height, 0.99),
                                      "p99": C.pct(sorted((f["latency_ps"] / 1e6).to_list()), m.height, 0.99),
