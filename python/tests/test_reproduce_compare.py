@@ -124,6 +124,52 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
     assert pod._tail_verdict(t) == "Polo's p99 slowdown is not above Homa's in this run."
 
 
+def test_polo_tail_shares_over_seeds() -> None:
+    """Seed 1: gap 8, first burst at 8 closes 25 %, ECN at 7 38 %, all four at 4 75 %.
+    Seed 2: gap 4 (Polo 6, Homa 2), first burst at 3 closes 75 %, ECN 6 0 %, all four
+    5 25 %. Seed 3: Polo below Homa, left out. Ranges over seeds 1–2; the first burst and
+    all four each close the most on one."""
+    def t(polo: float, homa: float, fb: float, ecn: float, four: float) -> dict:
+        v = {"Polo": polo, "Homa": homa, "Polo first burst 36": fb, "Polo no pause": polo, "Polo D bounded": polo,
+             "Polo sprayed": polo, "Polo ECN 65": ecn, "Polo all four": four}
+        # 100 messages each: 99 at 1.0 and the slowest at the p99 (nearest rank: the 99th).
+        return {d: {"s99": x, "n": 100, "sl": [1.0] * 98 + [x, x]} for d, x in v.items()}
+    by = {1: t(10.0, 2.0, 8.0, 7.0, 4.0), 2: t(6.0, 2.0, 3.0, 6.0, 5.0), 3: t(1.0, 2.0, 1.0, 1.0, 1.0)}
+    v = pod._tail_seeds(by)
+    assert v.startswith(" On seeds 1–3 (Polo / Homa p99 slowdown 10.0 / 2.0, 6.0 / 2.0, 1.0 / 2.0; shares on the 2 seeds")
+    assert "a first burst of 36 packets 25% to 75%, no pause 0% to 0%" in v
+    assert "ECN marking at 65 full frames 0% to 38%, the first four together 25% to 75%" in v
+    assert ("a first burst of 36 packets closes the most on 1 of 2; only a first burst of 36 packets and the first four "
+            "together close part of the gap on every one of them") in v
+    # Pooled: 300 messages per design, the p99 the 297th smallest (nearest rank), i.e. the
+    # 4th largest of each seed's two slowest {10, 10, 6, 6, 1, 1}: Polo 6.0, Homa 2.0, gap
+    # 4; first burst {8, 8, 3, 3, 1, 1} → 3.0 (75 %), ECN {7, 7, 6, 6, 1, 1} → 6.0 (0 %),
+    # all four {4, 4, 5, 5, 1, 1} → 4.0 (50 %).
+    assert v.endswith("one seed's shares are not the design's). Pooled over the seeds (p99 of every measured message): "
+                      "Polo 6.0, Homa 2.0; shares a first burst of 36 packets 75%, no pause 0%, D bounded 0%, packets "
+                      "sprayed over the uplinks 0%, ECN marking at 65 full frames 0%, the first four together 50%.")
+    # Seed 3 with Polo above Homa: Polo {10, 10, 9, 9, 6, 6} → 9.0, gap 7; first burst
+    # {8, 8, 3, 3, 5, 5} → 5.0 (4/7 = 57 %), ECN {7, 7, 6, 6, 9, 9} → 7.0 (2/7 = 29 %).
+    by[3] = t(9.0, 2.0, 5.0, 9.0, 6.0)
+    v = pod._tail_seeds(by)
+    assert "shares on the 3 seeds" in v
+    assert v.endswith("Polo 9.0, Homa 2.0; shares a first burst of 36 packets 57%, no pause 0%, D bounded 0%, packets "
+                      "sprayed over the uplinks 0%, ECN marking at 65 full frames 29%, the first four together 57%.")
+    assert pod._tail_seeds({1: by[1]}) == ""
+    low = t(1.0, 2.0, 1.0, 1.0, 1.0)
+    assert pod._tail_seeds({3: low, 5: low}) == " On none of seeds 3, 5 is Polo's p99 slowdown finitely above Homa's."
+
+
+def test_phost_unfinished_over_seeds() -> None:
+    row = lambda u: {"unf": u}  # noqa: E731
+    by = {1: {"pHost": row(7), pod.PHOST_RR: row(6), pod.PHOST_TIMERS: row(7), pod.PHOST_WINDOW: row(0)},
+          2: {"pHost": row(3), pod.PHOST_RR: row(3), pod.PHOST_TIMERS: row(2), pod.PHOST_WINDOW: row(0)}}
+    assert pod._phost_seeds(by) == (
+        " Unfinished messages on seeds 1–2: YAPS's settings 7, 3; the receiver's tokens given in turn instead of by "
+        "SRPT 6, 3; YAPS's two timers (a token's life, the re-grant wait) at 1000 MTU times 7, 2; a flow's token "
+        "window at 64 instead of YAPS's 8 0, 0.")
+
+
 def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
     """Polo 10, Homa 2 at load: a gap of 8; alone Polo 6, Homa 1: 5 of it, 62 %, is
     Polo's own pace and 38 % contention; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the

@@ -100,16 +100,19 @@ def run(ctx: Context) -> str:
         part, wl, x = ("incast", "60-to-1", 0.0) if k == "incast" else ("replay", k[0], k[1])
         js += C.jobs(ctx, NAME, [ECMP_RR] + ([POLO_NP, SFC_FIXED] if part == "incast" else []), b,
                      {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
-    # Diagnostic (seed 1 only): where Polo's W5 tail is spent, against Homa's, and what
-    # each of four Polo settings changes (first burst, pause, D's bound, spraying), then
-    # the four together.
-    tail = {}
+    # Diagnostic (every seed; the text's details from the first): where Polo's W5 tail
+    # is spent, against Homa's, and what each of five Polo settings changes (first burst,
+    # pause, D's bound, spraying, ECN threshold), then the first four together; pHost's
+    # unfinished W5 messages against three pHost settings.
+    tail: dict[str, Any] = {}
+    by_seed: dict[int, dict[str, Any]] = {}
     if "w5" in st["replay"]:
         tb = base("w5", "w5", st["loads"][0], st["warm"], st["warm"] + st["replay"]["w5"], st["warm"] + st["replay"]["w5"] + 10.0)
         tb["metrics"]["breakdown"] = True
         tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost"] + list(PHOST_W5), tb,
-                    {"part": "tail", "workload": "w5", "x": st["loads"][0]}, seeds=[ctx.seeds[0]])[0]
-        tail = _tails(ctx, tj)
+                    {"part": "tail", "workload": "w5", "x": st["loads"][0]})[0]
+        by_seed = {seed: _tails(ctx, [j for j in tj if j.seed == seed]) for seed in ctx.seeds}
+        tail = by_seed[ctx.seeds[0]]
         # Each measured message of Polo's and Homa's run again alone in the pod (same
         # source, destination and size, nothing else sent): the p99 slowdown each design
         # would have with no contention at all, its own pace.
@@ -159,7 +162,7 @@ def run(ctx: Context) -> str:
         C.how_same(ds), "", C.base_block("Base scenario: 60-to-1 incast", bases["incast"]), "",
         C.base_block("Base scenario: replay (" + next(iter(st["replay"])) + f", {st['loads'][0]:.0%})", bases[(next(iter(st["replay"])), st["loads"][0])]), "",
     ]
-    md += _why(ctx, st, ds, A, tail, S1)
+    md += _why(ctx, st, ds, A, tail, S1, by_seed)
     return "\n".join(md)
 
 
@@ -286,14 +289,9 @@ DIAG_TXT = {"Polo first burst 36": "a first burst of 36 packets", "Polo no pause
 def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
     """What the diagnostics of Polo's tail show, from their p99 slowdowns: the share of
     Polo's gap to Homa each closes alone, and what the four together leave."""
-    def s(d: str) -> float:
-        v = t[d]["s99"]
-        return math.inf if v is None else v
-
-    gap = s("Polo") - s("Homa")
-    if not math.isfinite(gap) or gap <= 0:
+    share = _shares(t)
+    if share is None:
         return "Polo's p99 slowdown is not above Homa's in this run."
-    share = {d: (s("Polo") - s(d)) / gap for d in TAIL_DIAG}
     alone = ", ".join(f"{DIAG_TXT[d].split(' (')[0]} {share[d]:.0%}" for d in TAIL_DIAG[:-1])
     best = max(TAIL_DIAG, key=lambda d: share[d])
     name = "the first four together" if best == "Polo all four" else DIAG_TXT[best].split(" (")[0]
@@ -302,6 +300,66 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
             f"{share['Polo all four']:.0%}. The most, {share[best]:.0%}, with {name}" + (
                 f", leaving {left:.0%} that no setting changed here removes." if left > 0.1
                 else ": that setting is Polo's gap to Homa here."))
+
+
+def _shares(t: dict[str, dict[str, Any]]) -> dict[str, float] | None:
+    """Per Polo diagnostic, the share of Polo's p99-slowdown gap to Homa it closes; None
+    when Polo's p99 is not finitely above Homa's."""
+    def s(d: str) -> float:
+        v = t[d]["s99"]
+        return math.inf if v is None else v
+
+    gap = s("Polo") - s("Homa")
+    if not math.isfinite(gap) or gap <= 0:
+        return None
+    return {d: (s("Polo") - s(d)) / gap for d in TAIL_DIAG}
+
+
+def _tail_seeds(by_seed: dict[int, dict[str, Any]]) -> str:
+    """The diagnostics' shares on every seed: each one's range, and on how many seeds
+    it closes the most."""
+    sh = {seed: _shares(t) for seed, t in by_seed.items()}
+    ok = {seed: v for seed, v in sh.items() if v is not None}
+    if len(by_seed) < 2:
+        return ""
+    if not ok:
+        return f" On none of seeds {_seeds(by_seed)} is Polo's p99 slowdown finitely above Homa's."
+    best = {d: sum(1 for v in ok.values() if max(v, key=v.get) == d) for d in TAIL_DIAG}
+    name = lambda d: "the first four together" if d == "Polo all four" else DIAG_TXT[d].split(" (")[0]  # noqa: E731
+    rng = ", ".join(f"{name(d)} {min(v[d] for v in ok.values()):.0%} to {max(v[d] for v in ok.values()):.0%}"
+                    for d in TAIL_DIAG)
+    gaps = ", ".join(f"{C.slowdown(by_seed[seed]['Polo']['s99'])} / {C.slowdown(by_seed[seed]['Homa']['s99'])}"
+                     for seed in by_seed)
+    top = max(TAIL_DIAG, key=lambda d: best[d])
+    every = [name(d) for d in TAIL_DIAG if all(v[d] > 0 for v in ok.values())]
+    pooled = _shares({d: {"s99": _pooled_p99(by_seed, d)} for d in ["Polo", "Homa", *TAIL_DIAG]})
+    pool = ("" if pooled is None else
+            f" Pooled over the seeds (p99 of every measured message): Polo {C.slowdown(_pooled_p99(by_seed, 'Polo'))}, "
+            f"Homa {C.slowdown(_pooled_p99(by_seed, 'Homa'))}; shares " + ", ".join(f"{name(d)} {pooled[d]:.0%}" for d in TAIL_DIAG) + ".")
+    return (f" On seeds {_seeds(by_seed)} (Polo / Homa p99 slowdown {gaps}; shares on the {len(ok)} seeds where Polo's "
+            f"is finitely above): {rng}; {name(top)} closes the most on {best[top]} of {len(ok)}; "
+            + (f"only {' and '.join(every)} {'closes' if len(every) == 1 else 'close'} part of the gap on every one of them" if every else
+               "no setting closes part of the gap on every one of them")
+            + " (a p99 of about 230 messages is their third slowest, so one seed's shares are not the design's)." + pool)
+
+
+def _pooled_p99(by_seed: dict[int, dict[str, Any]], d: str) -> float | None:
+    """p99 slowdown of design `d` over the measured messages of every seed."""
+    return C.pct(sorted(x for t in by_seed.values() for x in t[d]["sl"]), sum(t[d]["n"] for t in by_seed.values()), 0.99)
+
+
+def _seeds(by_seed: dict[int, Any]) -> str:
+    k = sorted(by_seed)
+    return f"{k[0]}–{k[-1]}" if k == list(range(k[0], k[-1] + 1)) else ", ".join(map(str, k))
+
+
+def _phost_seeds(by_seed: dict[int, dict[str, Any]]) -> str:
+    """pHost's unfinished W5 messages per seed, with YAPS's settings and each diagnostic."""
+    if len(by_seed) < 2 or not all("pHost" in t for t in by_seed.values()):
+        return ""
+    rows = [("YAPS's settings", "pHost")] + [(what, d) for d, what in PHOST_W5.items()]
+    return (f" Unfinished messages on seeds {_seeds(by_seed)}: " + "; ".join(
+        f"{what} " + ", ".join(str(t[d]["unf"]) if d in t else "–" for t in by_seed.values()) for what, d in rows) + ".")
 
 
 def _alone_tails(ctx: Context, tail: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -396,7 +454,7 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
         sf = small.filter(pl.col("latency_ps").is_not_null())
         net = sorted(((f["latency_ps"] - f["transport_wait_ps"].fill_null(0)) / 1e6).to_list())
         u = m.filter(pl.col("latency_ps").is_null())["size_bytes"]
-        out[job.params["design"]] = {"n": m.height, "msgs": m.select("id", "src", "dst", "size_bytes").rows(), "unf": u.len(), "unf_size50": float(u.median()) if u.len() else None,
+        out[job.params["design"]] = {"n": m.height, "msgs": m.select("id", "src", "dst", "size_bytes").rows(), "sl": sl, "unf": u.len(), "unf_size50": float(u.median()) if u.len() else None,
                                      "size50": float(m["size_bytes"].median()) if m.height else None, "s50": C.pct(sl, m.height, 0.5), "s99": C.pct(sl, m.height, 0.99),
                                      "small99": C.pct(sorted((sf["latency_ps"] / 1e6).to_list()), small.height, 0.99),
                                      "p99": C.pct(sorted((f["latency_ps"] / 1e6).to_list()), m.height, 0.99),
@@ -404,7 +462,8 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
     return out
 
 
-def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None) -> list[str]:
+def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None,
+         by_seed: dict[int, dict[str, Any]] | None = None) -> list[str]:
     inc = {d: A("incast", "60-to-1", 0.0, d) for d in ds if A("incast", "60-to-1", 0.0, d)}
     nd = inc["NDP"]
     ctx.claim("NDP (paper, incast evaluation): trimming makes a large incast complete without timeouts (60-to-1, NDP timeouts)", "0",
@@ -469,11 +528,12 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_DIAG[:-1])
                      + f"; the first four together {f(t['Polo all four']['s50'])} / {f(t['Polo all four']['s99'])}, against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
+                     + _tail_seeds(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
     if tail and "pHost" in tail:
-        lines.append(_phost_w5(tail, x, ctx.seeds[0]))
+        lines.append(_phost_w5(tail, x, ctx.seeds[0]) + _phost_seeds(by_seed or {}))
     return lines
 
 
