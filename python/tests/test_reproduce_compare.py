@@ -180,6 +180,13 @@ def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
     assert "nothing else sent; 200 and 199 runs): p50 / p99 slowdown Polo 2.2 / 6.0, Homa 1.0 / 1.0." in v
     assert v.endswith("5.0 above Homa's, 62% of its gap at 50%: that much is Polo's own pace (its first burst of 12 "
                       "packets, then D driving packets per epoch from D = 12, one more per epoch), the other 38% is contention.")
+    # Pooled over seeds: alone Polo 3 against Homa 1 (2 above), at load 8 against 3 (gap 5): 40 %.
+    t.update({"Polo alone pooled": {"n": 1000, "s50": 1.3, "s99": 3.0}, "Homa alone pooled": {"n": 990, "s50": 1.0, "s99": 1.0},
+              "Polo pooled": {"s99": 8.0}, "Homa pooled": {"s99": 3.0}})
+    assert pod._alone(t, 0.5).endswith(
+        " The same for every seed's messages (1000 and 990 runs): alone Polo 1.3 / 3.0, Homa 1.0 / 1.0; at 50%, pooled, "
+        "Polo 8.0 and Homa 3.0 at the p99: Polo's own pace is 40% of the pooled gap, contention 60%.")
+    del t["Polo alone pooled"]
     t["Polo alone"]["s99"] = 1.5
     assert pod._alone(t, 0.5).endswith("the gap is made by contention, not by Polo's own pace.")
     assert pod._alone({"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}, 0.5) == ""

@@ -116,7 +116,7 @@ def run(ctx: Context) -> str:
         # Each measured message of Polo's and Homa's run again alone in the pod (same
         # source, destination and size, nothing else sent): the p99 slowdown each design
         # would have with no contention at all, its own pace.
-        tail.update(_alone_tails(ctx, tail))
+        tail.update(_alone_tails(ctx, by_seed))
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
     ctx.write_parquet(df, "pod")
     A = lambda part, wl, x, d: C.agg(pooled, {"part": part, "workload": wl, "x": x, "design": d})  # noqa: E731
@@ -362,42 +362,66 @@ def _phost_seeds(by_seed: dict[int, dict[str, Any]]) -> str:
         f"{what} " + ", ".join(str(t[d]["unf"]) if d in t else "–" for t in by_seed.values()) for what, d in rows) + ".")
 
 
-def _alone_tails(ctx: Context, tail: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def _alone_tails(ctx: Context, by_seed: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per design of Polo and Homa: the slowdowns of its measured W5 messages, each run
-    alone (one job per message, seed 1), as "<design> alone" with `_tails`' p50 / p99."""
+    alone (one job per message, on the seed of its run): "<design> alone" for the first
+    seed and "<design> alone pooled" over every seed, with `_tails`' n, p50 and p99; and
+    "<design> pooled", the p99 at load over every seed (`_pooled_p99`)."""
     js = []
-    for d in ("Polo", "Homa"):
-        for mid, src, dst, size in tail[d]["msgs"]:
-            b = base("incast", "", 0, 0, 0, ALONE_CAP_MS)
-            b["name"] = "compare-pod-alone"
-            b["workload"] = [{"kind": "incast", "senders": [src], "receiver": dst, "size": f"{size}B", "count": 1}]
-            js += C.jobs(ctx, NAME, [d], b, {"part": "alone", "workload": "w5", "x": mid}, seeds=[ctx.seeds[0]])[0]
-    sl: dict[str, list[float]] = {"Polo": [], "Homa": []}
+    for seed, tail in by_seed.items():
+        for d in ("Polo", "Homa"):
+            for mid, src, dst, size in tail[d]["msgs"]:
+                b = base("incast", "", 0, 0, 0, ALONE_CAP_MS)
+                b["name"] = "compare-pod-alone"
+                b["workload"] = [{"kind": "incast", "senders": [src], "receiver": dst, "size": f"{size}B", "count": 1}]
+                js += C.jobs(ctx, NAME, [d], b, {"part": "alone", "workload": "w5", "x": mid}, seeds=[seed])[0]
+    first = next(iter(by_seed))
+    sl: dict[tuple[str, bool], list[float]] = {}
     for job, res in zip(js, ctx.run_many(js), strict=True):
         r = res.messages.row(0, named=True)
-        sl[job.params["design"]].append(math.inf if r["latency_ps"] is None else r["latency_ps"] / r["ideal_ps"])
-    return {f"{d} alone": {"n": len(v), "s50": C.pct(sorted(v), len(v), 0.5), "s99": C.pct(sorted(v), len(v), 0.99)}
-            for d, v in sl.items()}
+        v = math.inf if r["latency_ps"] is None else r["latency_ps"] / r["ideal_ps"]
+        for pooled in (False, True):
+            if pooled or job.seed == first:
+                sl.setdefault((job.params["design"], pooled), []).append(v)
+    stats = lambda v: {"n": len(v), "s50": C.pct(sorted(v), len(v), 0.5), "s99": C.pct(sorted(v), len(v), 0.99)}  # noqa: E731
+    out = {f"{d} alone" + (" pooled" if pooled else ""): stats(v) for (d, pooled), v in sl.items()}
+    out.update({f"{d} pooled": {"s99": _pooled_p99(by_seed, d)} for d in ("Polo", "Homa")})
+    return out
+
+
+def _pace(alone: tuple[float | None, float | None], load: tuple[float | None, float | None]) -> tuple[float, float | None]:
+    """Polo's p99 slowdown above Homa's with every message alone, and its share of the
+    gap at load (None when the gap is not finite and positive)."""
+    there = (alone[0] or math.inf) - (alone[1] or math.inf)
+    gap = (load[0] or math.inf) - (load[1] or math.inf)
+    return there, (there / gap if math.isfinite(gap) and gap > 0 and math.isfinite(there) else None)
 
 
 def _alone(t: dict[str, dict[str, Any]], x: float) -> str:
     """Polo's and Homa's slowdowns with each measured message alone, and the share of
-    the gap at load `x` that Polo's own pace makes."""
+    the gap at load `x` that Polo's own pace makes: the first seed's, then pooled over
+    the seeds when they were run."""
     a, h = t.get("Polo alone"), t.get("Homa alone")
     if not (a and h) or a["s99"] is None or h["s99"] is None:
         return ""
     f = C.slowdown
-    gap = (t["Polo"]["s99"] or math.inf) - (t["Homa"]["s99"] or math.inf)
-    there = a["s99"] - h["s99"]
-    share = there / gap if math.isfinite(gap) and gap > 0 and math.isfinite(there) else None
+    there, share = _pace((a["s99"], h["s99"]), (t["Polo"]["s99"], t["Homa"]["s99"]))
     verdict = ("" if share is None else
                f" With nothing to contend with Polo's p99 slowdown is {f(there)} above Homa's, {share:.0%} of its gap at "
                f"{x:.0%}: " + (f"that much is Polo's own pace (its first burst of 12 packets, then D driving packets "
                                f"per epoch from D = 12, one more per epoch), the other {1 - share:.0%} is contention."
                                if share >= 0.1 else "the gap is made by contention, not by Polo's own pace."))
-    return (f" Each of the run's measured messages again alone in the pod (same source, destination and size, nothing "
-            f"else sent; {a['n']} and {h['n']} runs): p50 / p99 slowdown Polo {f(a['s50'])} / {f(a['s99'])}, Homa "
-            f"{f(h['s50'])} / {f(h['s99'])}.{verdict}")
+    out = (f" Each of the run's measured messages again alone in the pod (same source, destination and size, nothing "
+           f"else sent; {a['n']} and {h['n']} runs): p50 / p99 slowdown Polo {f(a['s50'])} / {f(a['s99'])}, Homa "
+           f"{f(h['s50'])} / {f(h['s99'])}.{verdict}")
+    ap, hp = t.get("Polo alone pooled"), t.get("Homa alone pooled")
+    if ap and hp and ap["n"] > a["n"]:
+        there, share = _pace((ap["s99"], hp["s99"]), (t["Polo pooled"]["s99"], t["Homa pooled"]["s99"]))
+        out += (f" The same for every seed's messages ({ap['n']} and {hp['n']} runs): alone Polo {f(ap['s50'])} / "
+                f"{f(ap['s99'])}, Homa {f(hp['s50'])} / {f(hp['s99'])}; at {x:.0%}, pooled, Polo "
+                f"{f(t['Polo pooled']['s99'])} and Homa {f(t['Homa pooled']['s99'])} at the p99"
+                + (f": Polo's own pace is {share:.0%} of the pooled gap, contention {1 - share:.0%}." if share is not None else "."))
+    return out
 
 
 def _incast_rows(S1, *designs: str) -> list[dict[str, Any]] | None:
