@@ -170,6 +170,40 @@ def test_phost_unfinished_over_seeds() -> None:
         "window at 64 instead of YAPS's 8 0, 0.")
 
 
+def test_receiver_sharing_by_hand() -> None:
+    """Receiver 9: message 1 (10 KB, 0–5 µs) overlaps 2 (1 MB, 4–20 µs): 1 shares with a
+    larger one, 2 does not (1 is smaller). Message 3 (10 KB, 20–30 µs) starts as 2 is
+    delivered: no overlap. Message 4 (5 KB, to receiver 8, unfinished) overlaps 5 (6 KB,
+    to 8, from 100 µs): a message never delivered stays open to the run's end."""
+    import polars as pl
+
+    m = pl.DataFrame({"id": [1, 2, 3, 4, 5], "dst": [9, 9, 9, 8, 8],
+                      "size_bytes": [10_000, 1_000_000, 10_000, 5_000, 6_000],
+                      "start_ps": [0, 4_000_000, 20_000_000, 0, 100_000_000],
+                      "latency_ps": [5_000_000, 16_000_000, 10_000_000, None, 1_000_000]})
+    assert sorted(pod._shares_receiver(m)) == [1, 4]
+    # 200 messages per design over two seeds: Polo's two slowest (sizes 40 and 60 KB) both
+    # shared, 20 of 200 in all (10 %); Homa's two slowest (3 and 5 MB) none, 50 of 200.
+    def design(top: list[tuple[float, bool, int]], shared_rest: int) -> list:
+        rest = [(1.0, i < shared_rest, 50_000) for i in range(100 - len(top))]
+        return top + rest
+    by = {1: {"Polo": {"rx": design([(9.0, True, 40_000)], 9)}, "Homa": {"rx": design([(4.0, False, 5_000_000)], 25)}},
+          2: {"Polo": {"rx": design([(8.0, True, 60_000)], 9)}, "Homa": {"rx": design([(3.0, False, 3_000_000)], 25)}}}
+    assert pod._receiver_sharing(by) == (
+        " Which messages make the tail, pooled over seeds 1–2 (slowest 1 % by slowdown): Polo's 2 slowest of 200 (median "
+        "size 40 KB): 2 shared their receiver with a larger open message, against 10% of all its messages; Homa's 2 "
+        "slowest of 200 (median size 3,000 KB): 0 shared their receiver with a larger open message, against 25% of all "
+        "its messages. Polo's tail is short messages that met a larger one at their receiver, where Polo drives each "
+        "flow by its own D with no priority by size; Homa's is large messages, which its SRPT grants last.")
+    # Polo's slowest sharing at less than twice the rate of all its messages (none of
+    # them; 18 of 200 in all): no verdict.
+    by[1]["Polo"]["rx"][0] = (9.0, False, 40_000)
+    by[2]["Polo"]["rx"][0] = (8.0, False, 60_000)
+    assert pod._receiver_sharing(by).endswith("against 9% of all its messages; Homa's 2 slowest of 200 (median size "
+                                              "3,000 KB): 0 shared their receiver with a larger open message, against "
+                                              "25% of all its messages.")
+
+
 def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
     """Polo 10, Homa 2 at load: a gap of 8; alone Polo 6, Homa 1: 5 of it, 62 %, is
     Polo's own pace and 38 % contention; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the

@@ -471,6 +471,7 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
 
     out = {}
     for job, res in zip(js, ctx.run_many(js), strict=True):
+        shared = _shares_receiver(res.messages)
         m = res.messages.filter(pl.col("in_window"))
         f = m.filter(pl.col("latency_ps").is_not_null())
         sl = sorted((f["latency_ps"] / f["ideal_ps"]).to_list())
@@ -482,8 +483,49 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
                                      "size50": float(m["size_bytes"].median()) if m.height else None, "s50": C.pct(sl, m.height, 0.5), "s99": C.pct(sl, m.height, 0.99),
                                      "small99": C.pct(sorted((sf["latency_ps"] / 1e6).to_list()), small.height, 0.99),
                                      "p99": C.pct(sorted((f["latency_ps"] / 1e6).to_list()), m.height, 0.99),
-                                     "net99": C.pct(net, m.height, 0.99)}
+                                     "net99": C.pct(net, m.height, 0.99),
+                                     # (slowdown, ∞ if unfinished; shares its receiver with a larger message; size)
+                                     "rx": m.select((pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf),
+                                                    pl.col("id").is_in(shared), "size_bytes").rows()}
     return out
+
+
+def _shares_receiver(messages) -> list[int]:
+    """Ids of the messages that, at some time between their start and their delivery
+    (the run's end if never delivered), shared their receiver with a larger message that
+    was also open then."""
+    import polars as pl
+
+    o = messages.select("id", "dst", "size_bytes", "start_ps",
+                        (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    j = o.join(o, on="dst", suffix="_o").filter(
+        (pl.col("id") != pl.col("id_o")) & (pl.col("size_bytes_o") > pl.col("size_bytes"))
+        & (pl.col("start_ps_o") < pl.col("fin")) & (pl.col("fin_o") > pl.col("start_ps")))
+    return j["id"].unique().to_list()
+
+
+def _receiver_sharing(by_seed: dict[int, dict[str, Any]]) -> str:
+    """Polo's and Homa's slowest 1 % of messages pooled over the seeds: their median
+    size and how many shared their receiver with a larger open message, against the
+    share among all measured messages."""
+    if not by_seed or not all("rx" in t.get(d, {}) for t in by_seed.values() for d in ("Polo", "Homa")):
+        return ""
+    parts, facts = [], {}
+    for d in ("Polo", "Homa"):
+        rows = [r for t in by_seed.values() for r in t[d]["rx"]]
+        k = max(1, len(rows) // 100)
+        top = sorted(rows, key=lambda r: -r[0])[:k]
+        sizes = sorted(r[2] for r in top)
+        facts[d] = (sum(r[1] for r in top) / k, sum(r[1] for r in rows) / len(rows), sizes[(k - 1) // 2])
+        parts.append(f"{d}'s {k} slowest of {len(rows)} (median size {sizes[(k - 1) // 2] / 1000:,.0f} KB): {sum(r[1] for r in top)} "
+                     f"shared their receiver with a larger open message, against {sum(r[1] for r in rows) / len(rows):.0%} "
+                     "of all its messages")
+    (pt, pa, ps), (_, _, hs) = facts["Polo"], facts["Homa"]
+    verdict = (" Polo's tail is short messages that met a larger one at their receiver, where Polo drives each flow by "
+               "its own D with no priority by size; Homa's is large messages, which its SRPT grants last."
+               if pt >= 2 * pa and ps < hs else "")
+    return (f" Which messages make the tail, pooled over seeds {_seeds(by_seed)} (slowest 1 % by slowdown): "
+            + "; ".join(parts) + "." + verdict)
 
 
 def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None,
@@ -552,7 +594,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_DIAG[:-1])
                      + f"; the first four together {f(t['Polo all four']['s50'])} / {f(t['Polo all four']['s99'])}, against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
-                     + _tail_seeds(by_seed or {})
+                     + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
