@@ -77,6 +77,7 @@ fn each_invalid_class_names_the_field() {
         ("[transport]\nkind = \"tcp\"\nscheduler = \"pl3\"\n", "transport.scheduler"),
         // An unknown value of a field inside a table chosen by `kind` names the field.
         ("[transport]\nkind = \"polo\"\nd_bound = \"cap\"\n", "transport.d_bound: "),
+        ("[transport]\nkind = \"polo\"\nshort_first = { max_bytes = \"100KB\", priority = 7 }\n", "short_first.priority"),
         ("[transport]\nkind = \"sctp\"\n", "transport.kind: "),
     ];
     for (text, field) in cases {

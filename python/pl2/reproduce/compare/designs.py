@@ -148,6 +148,11 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with one D per receiver, shared by its active flows (`d_scope = \"receiver\"`), instead of "
             "one per flow (`docs/model.md` \"Polo\": the slides leave the sharing open).",
         ), "tab:gray", False),
+        Design("Polo short first", {"kind": "polo", "short_first": {"max_bytes": "100KB", "priority": 2}},
+               {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
+            "Polo as above with the first transmissions of messages of at most 100 KB at priority 2 instead of 0 "
+            "(`short_first`, not in the slides: `docs/model.md` \"Polo\"), as Homa's priorities favour short messages.",
+        ), "tab:gray", False),
         Design("Polo all four", {"kind": "polo", "initial_window_packets": 36, "pause": False, "d_bound": "validated"},
                {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}, "ecmp": "per_packet"}, (
             "Polo as above with the four changes of `Polo first burst 36`, `Polo no pause`, `Polo D bounded` and "
@@ -267,7 +272,7 @@ def preamble() -> list[str]:
         "pHost with one of YAPS's two timers raised in the microburst; NDP with htsim's default of dropping the "
         "headers its header FIFO cannot hold, Polo without its pause and SFC with every pause fixed at 6 µs in the "
         "pod's incast, PL2 with its uplinks taken in turn rather than by a per-flow hash in the pod, Polo with one "
-        "of six settings changed (then the first four together) and each of Polo's and Homa's measured messages run alone in the "
+        "of seven settings changed (then the first four together) and each of Polo's and Homa's measured messages run alone in the "
         "pod's W5 tail, and pHost with one of three settings changed for its unfinished W5 messages; PL2 with its "
         "external share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "

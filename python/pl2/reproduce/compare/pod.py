@@ -34,7 +34,7 @@ ECMP_RR = "PL2 uplinks round robin"
 #: Diagnostics of Polo's W5 tail: each changes one Polo setting, the last the first four
 #: together.
 TAIL_DIAG = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo sprayed", "Polo ECN 65", "Polo D per receiver",
-             "Polo all four"]
+             "Polo short first", "Polo all four"]
 #: Diagnostics of pHost's unfinished W5 messages: its tokens given in turn, not by SRPT;
 #: YAPS's two timers (a token's life, the re-grant wait) raised to 1000 MTU times.
 PHOST_RR = "pHost round robin"
@@ -102,8 +102,9 @@ def run(ctx: Context) -> str:
         js += C.jobs(ctx, NAME, [ECMP_RR] + ([POLO_NP, SFC_FIXED] if part == "incast" else []), b,
                      {"part": part, "workload": wl, "x": x}, seeds=[ctx.seeds[0]])[0]
     # Diagnostic (every seed; the text's details from the first): where Polo's W5 tail
-    # is spent, against Homa's, and what each of six Polo settings changes (first burst,
-    # pause, D's bound, spraying, ECN threshold, D's scope), then the first four together; pHost's
+    # is spent, against Homa's, and what each of seven Polo settings changes (first burst,
+    # pause, D's bound, spraying, ECN threshold, D's scope, short messages' priority), then
+    # the first four together; pHost's
     # unfinished W5 messages against three pHost settings.
     tail: dict[str, Any] = {}
     by_seed: dict[int, dict[str, Any]] = {}
@@ -285,7 +286,8 @@ DIAG_TXT = {"Polo first burst 36": "a first burst of 36 packets", "Polo no pause
             "Polo D bounded": "D bounded (`d_bound = \"validated\"`)",
             "Polo sprayed": "packets sprayed over the uplinks (`ecmp = \"per_packet\"`, as Homa's)",
             "Polo ECN 65": "ECN marking at 65 full frames (100,230 B, DCTCP's K at 100 Gbps) instead of 5",
-            "Polo D per receiver": "one D per receiver shared by its flows (`d_scope = \"receiver\"`) instead of one per flow"}
+            "Polo D per receiver": "one D per receiver shared by its flows (`d_scope = \"receiver\"`) instead of one per flow",
+            "Polo short first": "messages of at most 100 KB sent at a higher priority (`short_first`)"}
 
 
 def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:

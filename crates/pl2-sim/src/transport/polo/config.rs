@@ -3,7 +3,7 @@
 
 use crate::framing::L4Headers;
 use crate::transport::raw::RawHeaders;
-use crate::units::Duration;
+use crate::units::{Bytes, Duration};
 use serde::{Deserialize, Serialize};
 
 /// Polo (receiver-driven congestion control over priority queues and ECN) parameters.
@@ -79,6 +79,26 @@ pub struct PoloConfig {
     #[serde(skip_serializing_if = "DBound::is_none")]
     #[schemars(!skip_serializing_if)]
     pub d_bound: DBound,
+    /// A priority for short messages' data, which the slides do not have: first
+    /// transmissions of data of a message of at most `max_bytes` go at `priority`
+    /// instead of `data_priority`, as Homa's unscheduled priorities favour short
+    /// messages. A diagnostic of where Polo's tail comes from (`docs/model.md`, "Polo").
+    /// Default none: every first transmission at `data_priority` (left out of the
+    /// canonical scenario then, so older scenarios keep their keys).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub short_first: Option<ShortFirst>,
+}
+
+/// Short messages' data at a higher priority (`PoloConfig::short_first`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShortFirst {
+    /// Messages of at most this size (payload bytes, e.g. "100KB") are short.
+    pub max_bytes: Bytes,
+    /// 802.1Q priority of their first transmissions: above `data_priority`, below
+    /// `control_priority`.
+    pub priority: u8,
 }
 
 /// What limits D's growth in an unmarked epoch.
@@ -186,6 +206,7 @@ impl Default for PoloConfig {
             pause_end: PauseEnd::UnmarkedEpoch,
             release_thread_at_once: false,
             d_bound: DBound::None,
+            short_first: None,
         }
     }
 }
@@ -205,6 +226,8 @@ pub enum PoloConfigError {
     ZeroRto,
     #[error("idle_epochs = 0; recovery 2 needs at least one idle epoch (the slides use 2)")]
     ZeroIdleEpochs,
+    #[error("short_first.priority = {0}; must be above data_priority and below control_priority")]
+    ShortPriority(u8),
 }
 
 impl PoloConfig {
@@ -240,6 +263,11 @@ impl PoloConfig {
         }
         if self.idle_epochs == 0 {
             return Err(PoloConfigError::ZeroIdleEpochs);
+        }
+        if let Some(sf) = self.short_first {
+            if sf.priority <= self.data_priority || sf.priority >= self.control_priority {
+                return Err(PoloConfigError::ShortPriority(sf.priority));
+            }
         }
         Ok(())
     }

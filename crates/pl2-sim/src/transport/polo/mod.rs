@@ -25,7 +25,7 @@ pub mod receiver;
 pub mod sender;
 pub mod wire;
 
-pub use config::{DBound, DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError};
+pub use config::{DBound, DScope, MarkRounding, PauseEnd, PoloConfig, PoloConfigError, ShortFirst};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;
@@ -123,7 +123,15 @@ pub struct PoloHost {
 impl PoloHost {
     /// `rng`: the receiver's draws (recovery 2's random active flow), from the run's seed.
     pub fn new(cfg: &PoloConfig, max_payload: u64, host: u32, rng: crate::rng::SimRng) -> PoloHost {
-        let stamp = wire::Stamp { l4: cfg.l4(), data: cfg.data_priority, retransmit: cfg.retransmit_priority, control: cfg.control_priority };
+        let (short_max_bytes, short) = cfg.short_first.map_or((0, cfg.data_priority), |sf| (sf.max_bytes.0, sf.priority));
+        let stamp = wire::Stamp {
+            l4: cfg.l4(),
+            data: cfg.data_priority,
+            retransmit: cfg.retransmit_priority,
+            control: cfg.control_priority,
+            short_max_bytes,
+            short,
+        };
         PoloHost { ctx: Ctx { cfg: cfg.clone(), stamp, max_payload }, sender: Sender::new(), receiver: Receiver::new(host, cfg.d_scope == DScope::Flow, rng), stats: PoloStats::default() }
     }
 

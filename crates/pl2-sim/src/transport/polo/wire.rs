@@ -58,13 +58,23 @@ pub struct Stamp {
     pub data: u8,
     pub retransmit: u8,
     pub control: u8,
+    /// First transmissions of data of messages of at most this many bytes go at
+    /// `short` (`short_first`; 0: none do).
+    pub short_max_bytes: u64,
+    pub short: u8,
 }
 
 pub fn encode(dst: u32, f: &Frame, s: &Stamp, thread: u16) -> SendSpec {
     let (msg, kind, prio, payload, seq, aux, fl, pr) = match *f {
         Frame::Data { d, resent } => {
             debug_assert!(d.size <= SIZE_MASK);
-            let (prio, pr) = if resent { (s.retransmit, proto::RETX) } else { (s.data, 0) };
+            let (prio, pr) = if resent {
+                (s.retransmit, proto::RETX)
+            } else if d.size <= s.short_max_bytes {
+                (s.short, 0)
+            } else {
+                (s.data, 0)
+            };
             (d.msg, PktKind::Data, prio, 0, d.index, d.size, flags::ECT | flags::NOTIFY_TX_DONE, pr)
         }
         Frame::Adjoint(d) => (d.msg, PktKind::Ack, s.control, 0, d.index, d.size | ADJOINT << TYPE_SHIFT, flags::BURST_END, 0),
@@ -123,7 +133,7 @@ mod tests {
     use super::*;
 
     const M: MsgRef = MsgRef { slot: 0xdead_beef, gen: u16::MAX, flow: u32::MAX };
-    const S: Stamp = Stamp { l4: L4Headers::None, data: 0, retransmit: 1, control: 7 };
+    const S: Stamp = Stamp { l4: L4Headers::None, data: 0, retransmit: 1, control: 7, short_max_bytes: 0, short: 0 };
 
     fn frame(s: &SendSpec) -> Packet {
         s.to_packet(0, crate::units::SimTime::ZERO, crate::framing::Framing::default())
@@ -156,6 +166,11 @@ mod tests {
         }
         let s = encode_data(4, d, false, 1500, &S, 0);
         assert_eq!((s.payload, s.kind), (1500, PktKind::Data));
+        // `short_first`: a message of at most 100 KB sends its first transmissions at 3,
+        // one byte more goes at `data`, and a resend at `retransmit` whatever its size.
+        let short = Stamp { short_max_bytes: 100_000, short: 3, ..S };
+        let at = |size: u64, resent: bool| encode(4, &Frame::Data { d: Data { size, ..d }, resent }, &short, 0).prio;
+        assert_eq!((at(100_000, false), at(100_001, false), at(1, true)), (3, 0, 1));
         // Other transports' control frames (type 0) are not Polo's.
         assert_eq!(decode(&Packet { kind: PktKind::Control, ..Default::default() }), None);
     }
