@@ -104,8 +104,7 @@ def run(ctx: Context) -> str:
     # Diagnostic (every seed; the text's details from the first): where Polo's W5 tail
     # is spent, against Homa's, and what each of seven Polo settings changes (first burst,
     # pause, D's bound, spraying, ECN threshold, D's scope, short messages' priority), then
-    # the first four together; pHost's
-    # unfinished W5 messages against three pHost settings.
+    # the first four together; pHost's unfinished W5 messages against three pHost settings.
     tail: dict[str, Any] = {}
     by_seed: dict[int, dict[str, Any]] = {}
     if "w5" in st["replay"]:
@@ -293,12 +292,12 @@ DIAG_TXT = {"Polo first burst 36": "a first burst of 36 packets", "Polo no pause
 def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
     """What the diagnostics of Polo's tail show, from their p99 slowdowns: the share of
     Polo's gap to Homa each closes alone, and what the four together leave."""
-    share = _shares(t)
+    share = _gap_shares(t)
     if share is None:
         return "Polo's p99 slowdown is not above Homa's in this run."
-    alone = ", ".join(f"{DIAG_TXT[d].split(' (')[0]} {share[d]:.0%}" for d in TAIL_DIAG[:-1])
+    alone = ", ".join(f"{_diag_name(d)} {share[d]:.0%}" for d in TAIL_DIAG[:-1])
     best = max(TAIL_DIAG, key=lambda d: share[d])
-    name = "the first four together" if best == "Polo all four" else DIAG_TXT[best].split(" (")[0]
+    name = _diag_name(best)
     left = 1 - share[best]
     return (f"Share of Polo's p99-slowdown gap to Homa each closes alone: {alone}; the first four together "
             f"{share['Polo all four']:.0%}. The most, {share[best]:.0%}, with {name}" + (
@@ -306,7 +305,13 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
                 else ": that setting is Polo's gap to Homa here."))
 
 
-def _shares(t: dict[str, dict[str, Any]]) -> dict[str, float] | None:
+def _diag_name(d: str) -> str:
+    """A Polo tail diagnostic's name in running text (its `DIAG_TXT` without the
+    parenthesis)."""
+    return "the first four together" if d == "Polo all four" else DIAG_TXT[d].split(" (")[0]
+
+
+def _gap_shares(t: dict[str, dict[str, Any]]) -> dict[str, float] | None:
     """Per Polo diagnostic, the share of Polo's p99-slowdown gap to Homa it closes; None
     when Polo's p99 is not finitely above Homa's."""
     def s(d: str) -> float:
@@ -322,26 +327,25 @@ def _shares(t: dict[str, dict[str, Any]]) -> dict[str, float] | None:
 def _tail_seeds(by_seed: dict[int, dict[str, Any]]) -> str:
     """The diagnostics' shares on every seed: each one's range, and on how many seeds
     it closes the most."""
-    sh = {seed: _shares(t) for seed, t in by_seed.items()}
+    sh = {seed: _gap_shares(t) for seed, t in by_seed.items()}
     ok = {seed: v for seed, v in sh.items() if v is not None}
     if len(by_seed) < 2:
         return ""
     if not ok:
         return f" On none of seeds {_seeds(by_seed)} is Polo's p99 slowdown finitely above Homa's."
     best = {d: sum(1 for v in ok.values() if max(v, key=v.get) == d) for d in TAIL_DIAG}
-    name = lambda d: "the first four together" if d == "Polo all four" else DIAG_TXT[d].split(" (")[0]  # noqa: E731
-    rng = ", ".join(f"{name(d)} {min(v[d] for v in ok.values()):.0%} to {max(v[d] for v in ok.values()):.0%}"
+    rng = ", ".join(f"{_diag_name(d)} {min(v[d] for v in ok.values()):.0%} to {max(v[d] for v in ok.values()):.0%}"
                     for d in TAIL_DIAG)
     gaps = ", ".join(f"{C.slowdown(by_seed[seed]['Polo']['s99'])} / {C.slowdown(by_seed[seed]['Homa']['s99'])}"
                      for seed in by_seed)
     top = max(TAIL_DIAG, key=lambda d: best[d])
-    every = [name(d) for d in TAIL_DIAG if all(v[d] > 0 for v in ok.values())]
-    pooled = _shares({d: {"s99": _pooled_p99(by_seed, d)} for d in ["Polo", "Homa", *TAIL_DIAG]})
+    every = [_diag_name(d) for d in TAIL_DIAG if all(v[d] > 0 for v in ok.values())]
+    pooled = _gap_shares({d: {"s99": _pooled_p99(by_seed, d)} for d in ["Polo", "Homa", *TAIL_DIAG]})
     pool = ("" if pooled is None else
             f" Pooled over the seeds (p99 of every measured message): Polo {C.slowdown(_pooled_p99(by_seed, 'Polo'))}, "
-            f"Homa {C.slowdown(_pooled_p99(by_seed, 'Homa'))}; shares " + ", ".join(f"{name(d)} {pooled[d]:.0%}" for d in TAIL_DIAG) + ".")
+            f"Homa {C.slowdown(_pooled_p99(by_seed, 'Homa'))}; shares " + ", ".join(f"{_diag_name(d)} {pooled[d]:.0%}" for d in TAIL_DIAG) + ".")
     return (f" On seeds {_seeds(by_seed)} (Polo / Homa p99 slowdown {gaps}; shares on the {len(ok)} seeds where Polo's "
-            f"is finitely above): {rng}; {name(top)} closes the most on {best[top]} of {len(ok)}; "
+            f"is finitely above): {rng}; {_diag_name(top)} closes the most on {best[top]} of {len(ok)}; "
             + (f"only {' and '.join(every)} {'closes' if len(every) == 1 else 'close'} part of the gap on every one of them" if every else
                "no setting closes part of the gap on every one of them")
             + " (a p99 of about 230 messages is their third slowest, so one seed's shares are not the design's)." + pool)
@@ -519,11 +523,11 @@ def _receiver_sharing(by_seed: dict[int, dict[str, Any]]) -> str:
         rows = [r for t in by_seed.values() for r in t[d]["rx"]]
         k = max(1, len(rows) // 100)
         top = sorted(rows, key=lambda r: -r[0])[:k]
-        sizes = sorted(r[2] for r in top)
-        facts[d] = (sum(r[1] for r in top) / k, sum(r[1] for r in rows) / len(rows), sizes[(k - 1) // 2])
-        parts.append(f"{d}'s {k} slowest of {len(rows)} (median size {sizes[(k - 1) // 2] / 1000:,.0f} KB): {sum(r[1] for r in top)} "
-                     f"shared their receiver with a larger open message, against {sum(r[1] for r in rows) / len(rows):.0%} "
-                     "of all its messages")
+        shared_top, shared_all = sum(r[1] for r in top), sum(r[1] for r in rows) / len(rows)
+        size50 = sorted(r[2] for r in top)[(k - 1) // 2]
+        facts[d] = (shared_top / k, shared_all, size50)
+        parts.append(f"{d}'s {k} slowest of {len(rows)} (median size {size50 / 1000:,.0f} KB): {shared_top} "
+                     f"shared their receiver with a larger open message, against {shared_all:.0%} of all its messages")
     (pt, pa, ps), (_, _, hs) = facts["Polo"], facts["Homa"]
     verdict = (" Polo's tail is short messages that met a larger one at their receiver, where Polo drives each flow by "
                "its own D with no priority by size; Homa's is large messages, which its SRPT grants last."
