@@ -540,3 +540,48 @@ fn a_non_ect_frame_is_dropped_where_an_ect_frame_is_marked() {
         assert_eq!(run(CcKind::Cubic, NonEct::Pass, threshold), (0, 0), "non-ECT passes, threshold {threshold} B");
     }
 }
+
+/// BBR (Linux 4.15) on one flow through a 10 Gbps bottleneck with 25 µs links: its
+/// bandwidth estimate converges to the bottleneck's payload rate (10 Gbps × 1460/1542),
+/// it keeps the link busy after STARTUP (goodput within 3 % of that rate), and it keeps
+/// in flight at most its window, 2 × BDP plus three sending units (64 KiB each at this
+/// rate: 44 segments), so the bottleneck queue stays below one BDP plus three units,
+/// where a loss-based window fills whatever buffer there is.
+#[test]
+fn bbr_finds_the_bottleneck_rate_and_bounds_its_queue() {
+    let mut net = two_hosts_one_switch(BitsPerSec::gbps(100), BitsPerSec::gbps(10));
+    net.link.delay = Duration::from_us(25);
+    let rate = 10e9 / 8.0 * MSS as f64 / 1542.0;
+    let run_size = |bytes: u64| {
+        let cfg = TcpConfig { cc: Some(CcKind::Bbr), ..TcpConfig::default() };
+        run_tcp(tcp(net.clone(), vec![msg(0, 0, 1, bytes)], cfg))
+    };
+    let (_, recs, st) = run_size(40_000_000);
+    assert_eq!((st.retransmissions, st.timeouts), (0, 0));
+    let t_end = finished(&recs);
+    let bw = probe(&recs, "tcp_bbr_bw_gbps");
+    let last_bw = bw.last().expect("probes").1 * 1e9 / 8.0;
+    assert!((last_bw / rate - 1.0).abs() < 0.01, "bandwidth estimate {last_bw} B/s against {rate} B/s");
+    let min_rtt_s = probe(&recs, "tcp_bbr_min_rtt_us").last().expect("probes").1 * 1e-6;
+    assert!(min_rtt_s > 100e-6 && min_rtt_s < 105e-6, "min RTT {min_rtt_s} s: 4 × 25 µs plus serialisation");
+    let modes = probe(&recs, "tcp_bbr_mode");
+    let t_probe_bw = modes.iter().find(|p| p.1 == 2.0).expect("reaches PROBE_BW").0;
+    // STARTUP ends three rounds after the estimate stops growing, rounds lengthened by
+    // STARTUP's own queue (about 4 RTTs each here): a few milliseconds.
+    assert!(t_probe_bw < 3 * MS, "STARTUP and DRAIN took {t_probe_bw} ps");
+    // Goodput after STARTUP: the second 20 MB against the first.
+    let (_, recs_half, _) = run_size(20_000_000);
+    let dt = (t_end - finished(&recs_half)) as f64 * 1e-12;
+    let goodput = 20e6 / dt;
+    assert!(goodput > 0.97 * rate && goodput < 1.001 * rate, "goodput {goodput} B/s against {rate} B/s");
+    // The window in segments as `bbr_target_cwnd` rounds it (up, then to even), less the
+    // BDP on the path (measured: at most 438,000 B in flight, 82 segments of BDP), plus
+    // the frame being serialised and 3 segments: queue = flight − BDP holds on average,
+    // and a unit arrives at ten times the drain rate (measured peak 1.6 segments over).
+    let bdp = rate * min_rtt_s;
+    let segs = ((2.0 * bdp / MSS as f64).ceil() as u64 + 3 * (65_536 / MSS) + 1) & !1;
+    let bound = (segs * MSS - bdp as u64 + 4 * MSS) * 1542 / MSS;
+    let q = recs.ports.iter().filter(|w| w.window_start.0 > t_probe_bw + MS).map(|w| w.max_queue_bytes).max().expect("windows");
+    assert!(q <= bound, "queue {q} B above the window less one BDP ({bound} B)");
+    assert!(q > bound / 4, "queue {q} B: the three units of the window's budget do queue");
+}

@@ -100,6 +100,13 @@ TDF = 20
 LINUX_MIN_RTO_MS = 200
 LINUX_ATO_MS = 40
 LINUX_MIN_PTO_MS = 10
+#: BBR's clock-bound constants (Linux 4.15 `tcp_bbr.c`), on the hosts' real clock: the
+#: 10 s min-RTT window, 200 ms of PROBE_RTT, the ~1 ms of data at the pacing rate that
+#: sizes a sending unit (`sk_pacing_shift` 10: 976.5625 µs) and the 1 ms RTT assumed
+#: before the first sample. Rates need no scaling: the kernel measures them on the same
+#: real clock as the times it paces with.
+LINUX_BBR = {"min_rtt_window_ms": 10_000, "probe_rtt_duration_ms": 200, "unit_time_ps": 976_562_500,
+             "initial_rtt_ms": 1}
 
 #: The probes' GRO windows in emulated µs.
 GRO_WINDOW_US = {"gro_16us": 16 / TDF, "gro_128us": 128 / TDF}
@@ -191,6 +198,12 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
     transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
     if "linux_timers" in on:
         transport |= {"min_rto": f"{1000 * LINUX_MIN_RTO_MS // TDF}us", "delayed_ack_timeout": f"{1000 * LINUX_ATO_MS // TDF}us"}
+        if cc == "bbr":
+            b = LINUX_BBR
+            transport["bbr"] = {"min_rtt_window": f"{1000 * b['min_rtt_window_ms'] // TDF}us",
+                                "probe_rtt_duration": f"{1000 * b['probe_rtt_duration_ms'] // TDF}us",
+                                "unit_time": f"{b["unit_time_ps"] // TDF}ps",
+                                "initial_rtt": f"{1000 * b['initial_rtt_ms'] // TDF}us"}
     if "linux_cubic" in on:
         # Linux's Reno-friendly α stays 3(1 − β)/(1 + β) (`tcp_cubic.c` beta_scale).
         transport["cubic_alpha"] = "linux"

@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 pub struct TcpConfig {
     /// Congestion control: `new_reno` (RFC 5681), `cubic` (RFC 9438), `dctcp` (RFC 8257;
     /// needs `switch.ecn` or `network.voq.mark_threshold_packets`), `retcp` (NSDI 2020,
-    /// see `retcp`) or `none` (no window limit besides the receive window). Only
+    /// see `retcp`), `bbr` (BBR v1 as in Linux 4.15, with pacing; see `bbr`) or `none`
+    /// (no window limit besides the receive window). Only
     /// DCTCP sends ECT segments (no RFC 3168 ECN for the others). Default: `cubic`, or
     /// `none` when `scheduler = "pl2"` (the paper turns TCP's congestion control off over
     /// PL2, §5). Another algorithm with PL2 is allowed: its window then caps what TCP
@@ -174,6 +175,10 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "is_default_retcp")]
     #[schemars(!skip_serializing_if)]
     pub retcp: RetcpConfig,
+    /// BBR's clock-bound constants (`cc = "bbr"` only). Default Linux's.
+    #[serde(skip_serializing_if = "is_default_bbr")]
+    #[schemars(!skip_serializing_if)]
+    pub bbr: BbrConfig,
     /// Publish per-connection probes (cwnd, ssthresh, srtt, bytes in flight,
     /// retransmissions, DCTCP alpha) at every ACK. Default true.
     pub probes: bool,
@@ -230,6 +235,9 @@ pub enum CcKind {
     /// reTCP (NSDI 2020): `retcp.base` plus one jump by `retcp.beta` per change of the
     /// circuit-state signal carried in ECN-Echo (`network.circuit.signal_lead`).
     Retcp,
+    /// BBR v1 (Cardwell et al., ACM Queue 2016; Linux 4.15 `net/ipv4/tcp_bbr.c`): a
+    /// model of the path's bandwidth and minimum RTT sets a pacing rate and the window.
+    Bbr,
     /// No congestion window (the receive window only).
     None,
 }
@@ -249,6 +257,38 @@ pub struct RetcpConfig {
 impl Default for RetcpConfig {
     fn default() -> Self {
         RetcpConfig { base: RetcpBase::Reno, beta: 2.0 }
+    }
+}
+
+/// BBR's constants that are times (`cc = "bbr"`), Linux's by default. They are kept
+/// separate so that an emulation that dilates time (etalon runs real-time kernels under
+/// a time dilation factor) can scale them as its kernel's clock does.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct BbrConfig {
+    /// Window of the minimum-RTT filter (`bbr_min_rtt_win_sec`): when it expires
+    /// without a lower sample, BBR enters PROBE_RTT. Default 10 s.
+    pub min_rtt_window: Duration,
+    /// Time PROBE_RTT holds the window at 4 segments (`bbr_probe_rtt_mode_ms`), and at
+    /// least one round trip. Default 200 ms.
+    pub probe_rtt_duration: Duration,
+    /// The data of this much time at the pacing rate is one sending unit (Linux 4.15's
+    /// `tcp_tso_autosize`: `sk_pacing_rate >> sk_pacing_shift`, shift 10), of at least
+    /// 2 and at most 127 segments and 64 KiB; BBR also budgets 3 units into its window.
+    /// Default 2^-10 s (976.5625 µs).
+    pub unit_time: Duration,
+    /// The RTT assumed for the initial pacing rate before any sample (Linux: 1 ms).
+    pub initial_rtt: Duration,
+}
+
+impl Default for BbrConfig {
+    fn default() -> Self {
+        BbrConfig {
+            min_rtt_window: Duration::from_ms(10_000),
+            probe_rtt_duration: Duration::from_ms(200),
+            unit_time: Duration(976_562_500),
+            initial_rtt: Duration::from_ms(1),
+        }
     }
 }
 
@@ -325,6 +365,10 @@ fn is_default_retcp(r: &RetcpConfig) -> bool {
     *r == RetcpConfig::default()
 }
 
+fn is_default_bbr(b: &BbrConfig) -> bool {
+    *b == BbrConfig::default()
+}
+
 fn is_zero_duration(d: &Duration) -> bool {
     d.0 == 0
 }
@@ -362,6 +406,7 @@ impl Default for TcpConfig {
             send_buffer: Bytes(16 << 20),
             priority: 0,
             retcp: RetcpConfig::default(),
+            bbr: BbrConfig::default(),
             probes: true,
         }
     }
@@ -412,6 +457,12 @@ impl TcpConfig {
     pub fn validate(&self, mss: u64) -> Result<(), String> {
         if !(self.retcp.beta.is_finite() && self.retcp.beta >= 1.0) {
             return Err(format!("retcp.beta = {}; β must be a finite factor ≥ 1 (the slides use 2)", self.retcp.beta));
+        }
+        let b = &self.bbr;
+        for (name, d) in [("bbr.min_rtt_window", b.min_rtt_window), ("bbr.probe_rtt_duration", b.probe_rtt_duration), ("bbr.unit_time", b.unit_time), ("bbr.initial_rtt", b.initial_rtt)] {
+            if d.0 == 0 {
+                return Err(format!("{name} = 0 s; it must be positive (Linux: min_rtt_window \"10s\", probe_rtt_duration \"200ms\", unit_time \"976562500ps\", initial_rtt \"1ms\")"));
+            }
         }
         if self.rack_tlp && !self.sack {
             return Err("rack_tlp = true needs sack = true (RACK-TLP needs SACK, RFC 8985 §5); set sack = true or rack_tlp = false".into());

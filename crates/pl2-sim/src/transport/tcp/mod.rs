@@ -23,7 +23,9 @@
 //! Probes (flow = [`wire::flow_id`] of the connection), published at every ACK, SYN-ACK
 //! and timeout: `tcp_cwnd` and `tcp_ssthresh` (bytes), `tcp_srtt_us`, `tcp_inflight` (RFC
 //! 6675 pipe, bytes), `tcp_retx` (segments resent so far), `tcp_alpha` (DCTCP), `tcp_cubic_reno_friendly` (CUBIC: 1 when the
-//! last window update came from the Reno-friendly estimate).
+//! last window update came from the Reno-friendly estimate); BBR: `tcp_bbr_bw_gbps`
+//! (bandwidth estimate, payload), `tcp_bbr_min_rtt_us`, `tcp_pacing_gbps` (headers
+//! included) and `tcp_bbr_mode` (0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT).
 //! Counters: [`TcpStats`], summed over hosts into the run's
 //! [`crate::transport::ModuleStats`] (summary key `tcp`; TCP over PL2 also adds its PL2
 //! layer's counters to PL2's, key `pl2`).
@@ -33,8 +35,9 @@
 //!   `none` there, loss recovery is unchanged. SYNs and SYN-ACKs are not scheduled (like
 //!   pure ACKs they leave at once and never touch the ToR's counters).
 //!
-//! Timer ids: `3·i` for sender connection `i` (RTO), `3·i + 1` for receiver connection
-//! `i` (delayed ACK), `3·j + 2` for the PL2 layer's timers.
+//! Timer ids: `4·i` for sender connection `i` (RTO), `4·i + 1` for receiver connection
+//! `i` (delayed ACK), `4·j + 2` for the PL2 layer's timers, `4·i + 3` for sender
+//! connection `i`'s pacing (BBR).
 
 pub mod cc;
 pub mod config;
@@ -133,6 +136,12 @@ impl Transport for Tcp {
 
     fn host(cfg: &TcpConfig, at: &HostSite<'_>) -> Result<Box<TcpHost>, BuildError> {
         cfg.validate_scheduler().map_err(|(f, e)| invalid(f.replacen("transport", at.field, 1), e))?;
+        if cfg.cc_kind() == CcKind::Bbr && cfg.scheduler == TcpScheduler::Pl2 {
+            return Err(invalid(
+                &format!("{}.cc", at.field),
+                "\"bbr\" paces segments itself, and under scheduler = \"pl2\" PL2 decides when they leave: use cc = \"none\" (the paper's TCP over PL2) or scheduler = \"none\"".to_string(),
+            ));
+        }
         if cfg.cc_kind() == CcKind::Dctcp && !at.net.marks_ecn() {
             // DCTCP without marks is a window that only grows until a buffer overflows
             // (RFC 8257 §3 needs the switches to mark): a silent mistake, not a choice.
@@ -144,7 +153,8 @@ impl Transport for Tcp {
         let basis = cfg.pl2_config().unwrap_or_default().slot_basis();
         let slot = pl2_protocol::timeslot::timeslot_ps(at.net.mtu.0, at.host_rate.0, basis);
         let hc = &at.net.host;
-        let t = TcpHost::new(cfg, at.host, at.max_payload(cfg.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid(at.field, e))?;
+        let mut t = TcpHost::new(cfg, at.host, at.max_payload(cfg.l4()), hc.threads, hc.tx_ring_frames, slot).map_err(|e| invalid(at.field, e))?;
+        t.ctx.bbr_seed = at.rng("bbr").next_u64();
         Ok(Box::new(t))
     }
 
@@ -161,6 +171,8 @@ pub(crate) struct Ctx {
     pub cfg: TcpConfig,
     pub mss: u64,
     pub host: u32,
+    /// Seeds each BBR connection's draws (from the run's seed).
+    pub bbr_seed: u64,
 }
 
 /// TCP on one host: a sender and a receiver, and under `scheduler = "pl2"` the PL2 layer
@@ -183,7 +195,7 @@ impl TcpHost {
             None => None,
         };
         Ok(TcpHost {
-            ctx: Ctx { cfg: cfg.clone(), mss, host },
+            ctx: Ctx { cfg: cfg.clone(), mss, host, bbr_seed: 0 },
             sender: Sender::new(threads, ring, layer.is_some()),
             receiver: Receiver::new(),
             stats: TcpStats::default(),
@@ -243,8 +255,9 @@ impl Protocol for TcpHost {
 
     fn on_timer(&mut self, now: SimTime, id: u32, out: &mut Actions) {
         let from = out.sends.len();
-        match id % 3 {
+        match id % 4 {
             0 => self.sender.on_timer(now, &self.ctx, id, &mut self.stats, out),
+            3 => self.sender.on_pacing_timer(now, &self.ctx, id / 4, &mut self.stats, out),
             1 => {
                 self.receiver.on_timer(now, &self.ctx, id, &mut self.stats, out);
                 if self.pl2.is_none() {

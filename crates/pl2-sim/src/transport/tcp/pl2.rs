@@ -182,12 +182,12 @@ pub struct Pl2Layer {
 
 impl Pl2Layer {
     /// `mss`: payload per data frame; `slot_ps`: the timeslot; the driver's timers are
-    /// `3·j + 2` (TCP's own are `3·i` and `3·i + 1`).
+    /// `4·j + 2` (TCP's own are `4·i`, `4·i + 1` and `4·i + 3`).
     pub fn new(cfg: &Pl2Config, me: u32, mss: u64, slot_ps: u64) -> Result<Pl2Layer, String> {
         let sender = Sender::new(cfg.sender(me, mss, slot_ps)).map_err(|e| e.to_string())?;
         let receiver = Receiver::new(cfg.receiver(me, slot_ps)).map_err(|e| e.to_string())?;
         Ok(Pl2Layer {
-            driver: Pl2Driver::new(me, sender, receiver, 3, 2),
+            driver: Pl2Driver::new(me, sender, receiver, 4, 2),
             segs: Segments { me, k: cfg.k, mss, conns: Vec::new(), ready: VecDeque::new(), handed: Vec::new() },
             stats: Pl2LayerStats::default(),
         })

@@ -67,7 +67,7 @@ pub(super) struct Receiver {
 }
 
 fn timer_id(idx: u32) -> u32 {
-    3 * idx + 1
+    4 * idx + 1
 }
 
 impl Receiver {
@@ -233,7 +233,7 @@ impl Receiver {
 
     /// Timer `id` (`3·i + 1`) fired: the delayed ACK is due.
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
-        let i = id / 3;
+        let i = id / 4;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
         if !c.timer_armed {
             return;
@@ -262,7 +262,7 @@ mod tests {
     /// Feeds data segments `(arrival µs, segment index)` (and the connection's timer when
     /// due) to a receiver; returns each ACK as (µs, cumulative ACK, SACK block).
     fn acks(cfg: TcpConfig, arrivals: &[(u64, u64)]) -> Vec<(u64, u32, (u32, u32))> {
-        let ctx = Ctx { cfg, mss: MSS, host: 1 };
+        let ctx = Ctx { cfg, mss: MSS, host: 1, bbr_seed: 0 };
         let mut rx = Receiver::new();
         let mut st = TcpStats::default();
         let mut out = Actions::default();

@@ -66,6 +66,7 @@
 //! - Not modelled: Nagle, slow start after idle, PRR (RFC 6937), D-SACK, the
 //!   retransmission of a SACKed segment after reneging.
 
+use super::cc::bbr::{CaState, RateSample};
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rack::{Rack, TimerKind};
 use super::rto::Rto;
@@ -96,6 +97,14 @@ struct Seg {
     /// ns-3's retransmitted mark: set at every resend, cleared only by a timeout
     /// (`TcpConfig::sacked_retransmissions_in_flight`).
     rtx_mark: bool,
+    /// The connection's delivery-rate state when this segment was (last) sent (Linux
+    /// `tcp_rate_skb_sent`): delivered bytes, when the latest of them was reported, the
+    /// send time of the flight's first segment, and whether the sender was
+    /// application-limited. `rate_time` is `None` once the segment has given its sample.
+    rate_delivered: u64,
+    rate_time: Option<SimTime>,
+    rate_first_tx: SimTime,
+    rate_app_limited: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -155,6 +164,21 @@ pub(super) struct Conn {
     syn_rto: Duration,
     /// RACK-TLP's state (`rack_tlp` only).
     rack: Rack,
+    /// Delivery-rate sampling (Linux `tcp_rate.c`; read by BBR only): bytes delivered so
+    /// far, when the latest delivery was reported, the send time of the segment that
+    /// starts the current sample's flight, and the application-limited mark (0: not
+    /// limited; else limited until `delivered` passes it). `lost`: bytes marked lost so far.
+    delivered: u64,
+    delivered_time: SimTime,
+    first_tx: SimTime,
+    app_limited: u64,
+    lost: u64,
+    /// The least RTT sample seen (Linux `tcp_min_rtt`, whose 5-minute window outlasts
+    /// any run): a rate sample over a shorter interval is not taken.
+    min_rtt: Option<Duration>,
+    /// Pacing (BBR): no unit leaves before `next_send`; the pacing timer is set.
+    next_send: SimTime,
+    pace_armed: bool,
 }
 
 pub(super) struct Sender {
@@ -194,7 +218,42 @@ fn next_set_bit(words: &[u64], from: usize, to: usize) -> Option<usize> {
 }
 
 fn timer_id(idx: u32) -> u32 {
-    3 * idx
+    4 * idx
+}
+
+fn pacing_timer_id(idx: u32) -> u32 {
+    4 * idx + 3
+}
+
+/// One ACK's delivery-rate sample as it is gathered (Linux `struct rate_sample`, filled
+/// by `tcp_rate_skb_delivered` for each segment the ACK delivers): the state when the
+/// most recently sent of them left.
+#[derive(Default)]
+struct RateAcc {
+    prior_delivered: Option<u64>,
+    prior_time: SimTime,
+    send_elapsed: Duration,
+    app_limited: bool,
+    /// RTT of the newest segment the ACK covers cumulatively (none if it covers a resent
+    /// one), and the send time of the newest newly SACKed one not resent (Linux's
+    /// `ca_rtt_us` takes the SACKed one when there is one).
+    rtt: Option<Duration>,
+    sack_newest: Option<SimTime>,
+}
+
+impl RateAcc {
+    /// `tcp_rate_skb_delivered`: the segment sent with the highest delivered count gives
+    /// the sample; the flight's first-send time moves to its send time.
+    fn take(&mut self, g: &Seg, first_tx: &mut SimTime) {
+        let Some(t) = g.rate_time else { return };
+        if self.prior_delivered.is_none_or(|p| g.rate_delivered > p) {
+            self.prior_delivered = Some(g.rate_delivered);
+            self.prior_time = t;
+            self.app_limited = g.rate_app_limited;
+            self.send_elapsed = g.sent.since(g.rate_first_tx);
+            *first_tx = g.sent;
+        }
+    }
 }
 
 impl Conn {
@@ -239,6 +298,15 @@ impl Conn {
         any
     }
 
+    /// Bytes marked lost and not resent (BBR's loss count is the growth of this over an
+    /// ACK).
+    fn lost_bytes(&self) -> u64 {
+        if !self.marks {
+            return 0;
+        }
+        self.segs.iter().filter(|s| s.lost && !s.rtx_out && !s.sacked).map(|s| u64::from(s.len)).sum()
+    }
+
     fn mark_first_lost(&mut self) {
         if let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) {
             s.lost = true;
@@ -268,14 +336,15 @@ impl Sender {
             return i;
         }
         let mss = ctx.mss;
-        let cc = Cc::for_config(&ctx.cfg);
+        let flow = wire::flow_id(ctx.host, dst, thread);
+        let cc = Cc::for_config(&ctx.cfg, mss, || crate::rng::SimRng::stream(ctx.bbr_seed, &format!("conn{flow}")));
         let unlimited = matches!(cc, Cc::None(_));
         let pos = self.per_thread[thread as usize].len() as u32;
         let c = Conn {
             dst,
             thread,
             pos,
-            flow: wire::flow_id(ctx.host, dst, thread),
+            flow,
             snd_una: 0,
             snd_nxt: 0,
             write_end: 0,
@@ -302,6 +371,14 @@ impl Sender {
             syn_resent: false,
             syn_rto: ctx.cfg.syn_rto,
             rack: Rack::default(),
+            delivered: 0,
+            delivered_time: SimTime::ZERO,
+            first_tx: SimTime::ZERO,
+            app_limited: 0,
+            lost: 0,
+            min_rtt: None,
+            next_send: SimTime::ZERO,
+            pace_armed: false,
         };
         self.conns.push(c);
         let i = self.conns.len() as u32 - 1;
@@ -370,7 +447,19 @@ impl Sender {
         let ect = c.cc.ecn();
         let mut pipe = c.pipe(&ctx.cfg, mss);
         let mut sent_new = false;
+        // Pacing (BBR): one sending unit of at most `unit` segments when `next_send` has
+        // come (Linux 4.15's internal pacing: a TSO skb of `tso_segs_goal` segments, then
+        // a timer for its length at the pacing rate).
+        let (paced, mut unit) = match &c.cc {
+            Cc::Bbr(_) if now < c.next_send => (true, 0),
+            Cc::Bbr(b) => (true, b.unit_segs()),
+            _ => (false, u64::MAX),
+        };
+        let mut unit_bytes = 0u64;
         while self.in_ring[t] < self.ring {
+            if unit == 0 {
+                break;
+            }
             // A lost segment not yet resent.
             let next_lost = if c.marks { c.segs.iter().position(|s| s.lost && !s.rtx_out && !s.sacked) } else { None };
             if let Some(j) = next_lost {
@@ -378,12 +467,22 @@ impl Sender {
                 let len = u64::from(s.len);
                 if c.retx_now || pipe + len <= c.w.cwnd {
                     c.retx_now = false;
+                    if pipe == 0 {
+                        c.first_tx = now;
+                        c.delivered_time = now;
+                    }
                     s.rtx_out = true;
                     s.retx = true;
                     s.rtx_mark = true;
                     s.sent = now;
                     s.queued = self.pl2;
+                    s.rate_delivered = c.delivered;
+                    s.rate_time = Some(c.delivered_time);
+                    s.rate_first_tx = c.first_tx;
+                    s.rate_app_limited = c.app_limited != 0;
                     pipe += len;
+                    unit -= 1;
+                    unit_bytes += len;
                     let seg = Segment { seq32: s.start as u32, flow: c.flow, msg: s.msg, msg_gen: s.gen, msg_end: s.msg_end, ect, ce: false, retx: true };
                     let spec = wire::encode_segment(c.dst, &seg, s.len, ctx.cfg.priority, c.thread);
                     if self.pl2 {
@@ -401,6 +500,10 @@ impl Sender {
             // New data.
             let limit = c.write_end.min(c.snd_una + ctx.cfg.send_buffer.0);
             if c.snd_nxt >= limit {
+                // `tcp_rate_check_app_limited`: nothing to send with room in the window.
+                if paced && pipe < c.w.cwnd {
+                    c.app_limited = (c.delivered + pipe).max(1);
+                }
                 break;
             }
             let &(mend, slot, gen) = c.msgs.front().expect("unsent bytes belong to a message");
@@ -413,7 +516,28 @@ impl Sender {
             if msg_end {
                 c.msgs.pop_front();
             }
-            c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: self.pl2, retx: false, sacked: false, lost: false, rtx_out: false, rtx_mark: false });
+            if pipe == 0 {
+                c.first_tx = now;
+                c.delivered_time = now;
+            }
+            c.segs.push_back(Seg {
+                start: c.snd_nxt,
+                len: len as u32,
+                msg: slot,
+                gen,
+                msg_end,
+                sent: now,
+                queued: self.pl2,
+                retx: false,
+                sacked: false,
+                lost: false,
+                rtx_out: false,
+                rtx_mark: false,
+                rate_delivered: c.delivered,
+                rate_time: Some(c.delivered_time),
+                rate_first_tx: c.first_tx,
+                rate_app_limited: c.app_limited != 0,
+            });
             let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
             let spec = wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread);
             if self.pl2 {
@@ -426,6 +550,20 @@ impl Sender {
             c.snd_nxt = end;
             pipe += len;
             sent_new = true;
+            unit -= 1;
+            unit_bytes += len;
+        }
+        if paced {
+            if let Cc::Bbr(b) = &c.cc {
+                if unit_bytes > 0 {
+                    c.next_send = now + b.unit_gap(unit_bytes);
+                }
+            }
+            // More may be ready when the gap has passed: the timer sends it then.
+            if now < c.next_send && !c.pace_armed {
+                c.pace_armed = true;
+                out.set_timer(pacing_timer_id(i), c.next_send);
+            }
         }
         if ctx.cfg.rack_tlp {
             // RFC 8985 §7.2: new data (re)starts the PTO.
@@ -459,6 +597,12 @@ impl Sender {
         }
         if let Cc::Cubic(cu) = &c.cc {
             out.probes.push((f, "tcp_cubic_reno_friendly", f64::from(u8::from(cu.reno_friendly))));
+        }
+        if let Cc::Bbr(b) = &c.cc {
+            out.probes.push((f, "tcp_bbr_bw_gbps", b.bw() * 8e-9));
+            out.probes.push((f, "tcp_bbr_min_rtt_us", b.min_rtt().map_or(f64::NAN, |d| d.as_secs_f64() * 1e6)));
+            out.probes.push((f, "tcp_pacing_gbps", b.pacing_rate() * 8e-9));
+            out.probes.push((f, "tcp_bbr_mode", f64::from(b.mode as u8)));
         }
     }
 
@@ -594,7 +738,24 @@ impl Sender {
                 if msg_end {
                     c.msgs.pop_front();
                 }
-                c.segs.push_back(Seg { start: c.snd_nxt, len: len as u32, msg: slot, gen, msg_end, sent: now, queued: false, retx: false, sacked: false, lost: false, rtx_out: false, rtx_mark: false });
+                c.segs.push_back(Seg {
+                    start: c.snd_nxt,
+                    len: len as u32,
+                    msg: slot,
+                    gen,
+                    msg_end,
+                    sent: now,
+                    queued: false,
+                    retx: false,
+                    sacked: false,
+                    lost: false,
+                    rtx_out: false,
+                    rtx_mark: false,
+                    rate_delivered: c.delivered,
+                    rate_time: Some(c.delivered_time),
+                    rate_first_tx: c.first_tx,
+                    rate_app_limited: c.app_limited != 0,
+                });
                 let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
                 out.sends.push(wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread));
                 st.segments_sent += 1;
@@ -629,6 +790,64 @@ impl Sender {
         Self::probes(ctx, &self.conns[i as usize], out);
     }
 
+    /// `tcp_rate_gen` then `bbr_main`: closes this ACK's rate sample and hands it to BBR.
+    fn bbr_sample(now: SimTime, ctx: &Ctx, c: &mut Conn, acc: RateAcc, delivered: u64, losses: u64, prior_in_flight: u64) {
+        c.delivered += delivered;
+        c.lost += losses;
+        if c.app_limited != 0 && c.delivered > c.app_limited {
+            c.app_limited = 0;
+        }
+        if delivered > 0 {
+            c.delivered_time = now;
+        }
+        let rtt = match acc.sack_newest {
+            Some(t) => Some(now.since(t)),
+            None => acc.rtt,
+        };
+        if let Some(r) = rtt {
+            c.min_rtt = Some(c.min_rtt.map_or(r, |m| m.min(r)));
+        }
+        let rate = acc.prior_delivered.and_then(|prior| {
+            let interval = acc.send_elapsed.max(now.since(acc.prior_time));
+            let short = c.min_rtt.is_some_and(|m| interval < m);
+            (!short).then_some((c.delivered - prior, interval))
+        });
+        let state = match c.state {
+            State::Open => CaState::Open,
+            State::Recovery => CaState::Recovery,
+            State::Loss => CaState::Loss,
+        };
+        let sample = RateSample {
+            now,
+            acked_sacked: delivered,
+            rate,
+            prior_delivered: acc.prior_delivered.unwrap_or(0),
+            is_app_limited: acc.app_limited,
+            rtt,
+            losses,
+            prior_in_flight,
+            in_flight: c.pipe(&ctx.cfg, ctx.mss),
+            delivered: c.delivered,
+            lost: c.lost,
+            delivered_time: c.delivered_time,
+            state,
+            srtt: c.rto.srtt,
+        };
+        if let Cc::Bbr(b) = &mut c.cc {
+            b.on_rate_sample(&mut c.w, &sample);
+            if std::mem::take(&mut b.app_limited_request) {
+                c.app_limited = (c.delivered + sample.in_flight).max(1);
+            }
+        }
+    }
+
+    /// Connection `i`'s pacing timer fired: the next sending unit may leave.
+    pub fn on_pacing_timer(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
+        let Some(c) = self.conns.get_mut(i as usize) else { return };
+        c.pace_armed = false;
+        self.send(now, ctx, i, st, out);
+    }
+
     /// An ACK from `src` arrived.
     pub fn on_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, a: &Ack, st: &mut TcpStats, out: &mut Actions) {
         st.acks_received += 1;
@@ -648,6 +867,10 @@ impl Sender {
         }
         let rack = ctx.cfg.rack_tlp;
         let advanced = ack > c.snd_una;
+        // BBR's rate sample (Linux `tcp_rate_skb_delivered`, `tcp_rate_gen`).
+        let bbr = matches!(c.cc, Cc::Bbr(_));
+        let prior_in_flight = if bbr { c.pipe(&ctx.cfg, mss) } else { 0 };
+        let mut rs = RateAcc::default();
         if rack && advanced {
             // RFC 8985 §6.2 step 1: this ACK's RTT sample (as taken below: the newest
             // segment it covers, none if it covers a resent one) updates min_RTT first.
@@ -674,6 +897,13 @@ impl Sender {
                 if g.start >= s && g.start + u64::from(g.len) <= e {
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        if bbr {
+                            rs.take(g, &mut c.first_tx);
+                            g.rate_time = None;
+                            if !g.retx {
+                                rs.sack_newest = rs.sack_newest.max(Some(g.sent));
+                            }
+                        }
                         if rack {
                             // Newly SACKed segments lie above everything this ACK covers
                             // cumulatively, which raises RACK.fack less than any of them:
@@ -699,6 +929,9 @@ impl Sender {
                     last_sent = Some(g.sent);
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        if bbr {
+                            rs.take(g, &mut c.first_tx);
+                        }
                         if rack {
                             c.rack.on_delivered(now, g.sent, end, g.retx, &mut best);
                             c.rack.detect_reordering(&mut cum_fack, end, g.retx);
@@ -731,6 +964,7 @@ impl Sender {
             if let (false, Some(t)) = (any_retx, last_sent) {
                 c.rto.sample(now.since(t));
                 st.rtt_samples += 1;
+                rs.rtt = Some(now.since(t));
             }
             c.rto_series = 0;
             if c.state == State::Recovery && !ctx.cfg.sack {
@@ -792,6 +1026,7 @@ impl Sender {
             c.dupacks += 1;
             st.dupacks += 1;
         }
+        let lost_before = if bbr { c.lost_bytes() } else { 0 };
         let mut rack_lost = false;
         if rack {
             c.rack.fack = sack_fack.max(cum_fack);
@@ -816,6 +1051,10 @@ impl Sender {
         }
         if rack {
             Self::tlp_process_ack(now, ctx, c, ack, !advanced && a.sack.1 == 0, st);
+        }
+        if bbr {
+            let losses = c.lost_bytes().saturating_sub(lost_before);
+            Self::bbr_sample(now, ctx, c, rs, delivered, losses, prior_in_flight);
         }
         self.send(now, ctx, i, st, out);
         Self::probes(ctx, &self.conns[i as usize], out);
@@ -879,10 +1118,10 @@ impl Sender {
         }
     }
 
-    /// Timer `id` (`3·i`) fired: retransmission timeout (of the SYN while the connection
+    /// Timer `id` (`4·i`) fired: retransmission timeout (of the SYN while the connection
     /// is not established).
     pub fn on_timer(&mut self, now: SimTime, ctx: &Ctx, id: u32, st: &mut TcpStats, out: &mut Actions) {
-        let i = id / 3;
+        let i = id / 4;
         let Some(c) = self.conns.get_mut(i as usize) else { return };
         if c.handshake != Handshake::Established {
             return self.on_syn_timeout(now, ctx, i, st, out);
@@ -936,6 +1175,7 @@ impl Sender {
         if !matches!(c.cc, Cc::None(_)) {
             c.w.cwnd = ctx.mss;
         }
+        let lost_before = if matches!(c.cc, Cc::Bbr(_)) { c.lost_bytes() } else { 0 };
         if ctx.cfg.rack_tlp {
             // RFC 8985 §6.3 (RACK_mark_losses_on_RTO): the first unacknowledged segment,
             // and every one sent more than RACK.rtt + the reordering window ago, is lost;
@@ -962,6 +1202,10 @@ impl Sender {
             }
         }
         c.marks = true;
+        if matches!(c.cc, Cc::Bbr(_)) {
+            // `tp->lost` counts what the timeout marks (BBR's long-term estimator).
+            c.lost += c.lost_bytes().saturating_sub(lost_before);
+        }
         c.state = State::Loss;
         c.recover = c.snd_nxt;
         c.dupacks = 0;
@@ -1015,7 +1259,24 @@ mod tests {
         let segs = flags
             .iter()
             .enumerate()
-            .map(|(i, &(sacked, lost, rtx_out, rtx_mark))| Seg { start: i as u64 * MSS, len: MSS as u32, msg: 0, gen: 0, msg_end: i == 4, sent: SimTime::ZERO, queued: false, retx: rtx_mark, sacked, lost, rtx_out, rtx_mark })
+            .map(|(i, &(sacked, lost, rtx_out, rtx_mark))| Seg {
+                start: i as u64 * MSS,
+                len: MSS as u32,
+                msg: 0,
+                gen: 0,
+                msg_end: i == 4,
+                sent: SimTime::ZERO,
+                queued: false,
+                retx: rtx_mark,
+                sacked,
+                lost,
+                rtx_out,
+                rtx_mark,
+                rate_delivered: 0,
+                rate_time: None,
+                rate_first_tx: SimTime::ZERO,
+                rate_app_limited: false,
+            })
             .collect();
         Conn {
             dst: 1,
@@ -1028,7 +1289,7 @@ mod tests {
             msgs: VecDeque::new(),
             segs,
             w: Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS },
-            cc: Cc::for_config(&cfg),
+            cc: Cc::for_config(&cfg, MSS, || crate::rng::SimRng::stream(0, "test")),
             rto: Rto::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             state: State::Recovery,
             recover: 5 * MSS,
@@ -1044,6 +1305,14 @@ mod tests {
             syn_resent: false,
             syn_rto: cfg.syn_rto,
             rack: Rack::default(),
+            delivered: 0,
+            delivered_time: SimTime::ZERO,
+            first_tx: SimTime::ZERO,
+            app_limited: 0,
+            lost: 0,
+            min_rtt: None,
+            next_send: SimTime::ZERO,
+            pace_armed: false,
         }
     }
 
@@ -1056,7 +1325,7 @@ mod tests {
     /// A, B, then A (C's turn, but C has nothing left), A, B.
     #[test]
     fn connections_of_a_thread_take_turns_at_the_ring() {
-        let ctx = Ctx { cfg: TcpConfig::default(), mss: MSS, host: 0 };
+        let ctx = Ctx { cfg: TcpConfig::default(), mss: MSS, host: 0, bbr_seed: 0 };
         let mut snd = Sender::new(1, 2, false);
         let mut st = TcpStats::default();
         let mut out = Actions::default();

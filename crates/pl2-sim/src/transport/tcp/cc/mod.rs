@@ -3,6 +3,7 @@
 //! `cwnd` and `ssthresh` when told about ACKs, losses, timeouts and ECN echoes. Loss
 //! recovery (which segments to resend, when recovery ends) is the connection's job.
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
@@ -10,6 +11,7 @@ pub mod none;
 pub mod retcp;
 
 use super::config::{CcKind, CubicAlpha, RetcpBase, TcpConfig};
+use crate::rng::SimRng;
 use crate::units::{Duration, SimTime};
 
 /// The window an algorithm controls, in bytes.
@@ -84,6 +86,8 @@ pub enum Cc {
     Cubic(cubic::Cubic),
     Dctcp(dctcp::Dctcp),
     Retcp(retcp::Retcp),
+    /// Boxed: its model is several times the others' size.
+    Bbr(Box<bbr::Bbr>),
     None(none::NoCc),
 }
 
@@ -92,8 +96,12 @@ impl Cc {
         Cc::with_counting(kind, true)
     }
 
-    /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`).
-    pub fn for_config(cfg: &TcpConfig) -> Cc {
+    /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`,
+    /// `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's first phase).
+    pub fn for_config(cfg: &TcpConfig, mss: u64, bbr_rng: impl FnOnce() -> SimRng) -> Cc {
+        if cfg.cc_kind() == CcKind::Bbr {
+            return Cc::Bbr(Box::new(bbr::Bbr::new(cfg.bbr, mss, u64::from(cfg.initial_window) * mss, bbr_rng())));
+        }
         let linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
         if cfg.cc_kind() == CcKind::Retcp {
             let base = match cfg.retcp.base {
@@ -121,6 +129,8 @@ impl Cc {
             CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
             CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::with_reno(reno)),
             CcKind::Retcp => Cc::Retcp(retcp::Retcp::new(retcp::Base::Reno(reno), 2.0)),
+            // BBR needs the segment size and draws: `for_config` builds it.
+            CcKind::Bbr => panic!("BBR is built by Cc::for_config"),
             CcKind::None => Cc::None(none::NoCc),
         }
     }
@@ -134,6 +144,7 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Retcp($c) => $e,
+            Cc::Bbr($c) => $e,
             Cc::None($c) => $e,
         }
     };
@@ -225,7 +236,7 @@ mod tests {
         c.on_ack(&mut w, &ece(true));
         assert_eq!(w.cwnd, 81 * MSS);
         let beta3 = TcpConfig { cc: Some(CcKind::Retcp), retcp: super::super::config::RetcpConfig { base: RetcpBase::Cubic, beta: 3.0 }, ..TcpConfig::default() };
-        let mut c3 = Cc::for_config(&beta3);
+        let mut c3 = Cc::for_config(&beta3, MSS, || SimRng::stream(0, "test"));
         let mut w3 = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS };
         c3.on_ack(&mut w3, &ece(true));
         assert_eq!(w3.cwnd, 30 * MSS, "β = 3 over a CUBIC base");
@@ -308,7 +319,7 @@ mod tests {
         // ⌊15·cwnd/8⌋ acknowledged (`beta_scale` = 15 at β = 717/1024): α = 8/15 ≈
         // 3(1 − β)/(1 + β) at every window, above cwnd_prior too.
         let cfg = TcpConfig { cc: Some(CcKind::Cubic), cubic_alpha: CubicAlpha::Linux, ..TcpConfig::default() };
-        let Cc::Cubic(mut c) = Cc::for_config(&cfg) else { panic!("cubic") };
+        let Cc::Cubic(mut c) = Cc::for_config(&cfg, MSS, || SimRng::stream(0, "test")) else { panic!("cubic") };
         let mut w = Window { cwnd: 100 * MSS, ssthresh: 50 * MSS, mss: MSS };
         c.on_loss(&mut w, SimTime::ZERO, 0);
         c.on_ack(&mut w, &ack(1, MSS));
