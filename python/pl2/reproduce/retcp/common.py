@@ -202,7 +202,7 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
             b = LINUX_BBR
             transport["bbr"] = {"min_rtt_window": f"{1000 * b['min_rtt_window_ms'] // TDF}us",
                                 "probe_rtt_duration": f"{1000 * b['probe_rtt_duration_ms'] // TDF}us",
-                                "unit_time": f"{b["unit_time_ps"] // TDF}ps",
+                                "unit_time": f"{b['unit_time_ps'] // TDF}ps",
                                 "initial_rtt": f"{1000 * b['initial_rtt_ms'] // TDF}us"}
     if "linux_cubic" in on:
         # Linux's Reno-friendly α stays 3(1 − β)/(1 + β) (`tcp_cubic.c` beta_scale).
