@@ -71,6 +71,31 @@ def test_etalon_night_and_linux_host_settings() -> None:
     assert not {"linux_rto", "min_pto", "cubic_alpha"} & set(open_night["transport"])
 
 
+def test_bbr_clock_constants_are_dilated_like_the_other_kernel_timers() -> None:
+    """BBR's times on the hosts' real clock under TDF 20: Linux's 10 s min-RTT window is
+    500 ms emulated, 200 ms of PROBE_RTT 10 ms, the 2^-10 s that sizes a sending unit
+    976,562,500 ps / 20 = 48,828,125 ps, the 1 ms initial RTT 50 µs; other variants carry
+    no BBR table."""
+    t = common.scenario_dict("b", cc="bbr", quick=True)["transport"]
+    assert t["bbr"] == {"min_rtt_window": "500000us", "probe_rtt_duration": "10000us", "unit_time": "48828125ps",
+                        "initial_rtt": "50us"}
+    assert "bbr" not in common.scenario_dict("c", cc="cubic", quick=True)["transport"]
+
+
+def test_day_flight_averages_the_acks_of_the_pairs_days_by_hand() -> None:
+    """A 10-unit week whose last 2 units are the pair's day, counted from time 10: only
+    the probes at 18 and 29 are in a day after the start (8 is before it, 15 and 25 are
+    in the rest of the week)."""
+    from pl2.reproduce.retcp.variants import day_flight
+
+    rows = [(8, "tcp_pacing_gbps", 100.0), (15, "tcp_pacing_gbps", 50.0), (18, "tcp_pacing_gbps", 2.0),
+            (25, "tcp_pacing_gbps", 70.0), (29, "tcp_pacing_gbps", 4.0), (18, "tcp_inflight", 1000.0),
+            (29, "tcp_cwnd", 3000.0)]
+    df = pl.DataFrame(rows, schema=["time_ps", "name", "value"], orient="row")
+    assert day_flight(df, week_ps=10, day_ps=2, from_ps=10) == {"tcp_pacing_gbps": 3.0, "tcp_inflight": 1000.0,
+                                                                  "tcp_cwnd": 3000.0}
+
+
 @pytest.mark.real_native
 def test_retcp_family_quick(tmp_path: Path) -> None:
     out = tmp_path / "r"
