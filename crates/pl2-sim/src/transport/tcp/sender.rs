@@ -100,9 +100,11 @@ struct Seg {
     /// The connection's delivery-rate state when this segment was (last) sent (Linux
     /// `tcp_rate_skb_sent`): delivered bytes, when the latest of them was reported, the
     /// send time of the flight's first segment, and whether the sender was
-    /// application-limited. `rate_time` is `None` once the segment has given its sample.
+    /// application-limited. `rate_time` is [`SAMPLED`] once the segment has given its
+    /// sample (a sentinel rather than an `Option`, which would take the record from 64 to
+    /// 72 bytes).
     rate_delivered: u64,
-    rate_time: Option<SimTime>,
+    rate_time: SimTime,
     rate_first_tx: SimTime,
     rate_app_limited: bool,
 }
@@ -217,6 +219,10 @@ fn next_set_bit(words: &[u64], from: usize, to: usize) -> Option<usize> {
     None
 }
 
+/// `Seg::rate_time` of a segment whose delivery has given its rate sample (Linux clears
+/// `tx.delivered_mstamp` of a SACKed skb).
+const SAMPLED: SimTime = SimTime(u64::MAX);
+
 fn timer_id(idx: u32) -> u32 {
     4 * idx
 }
@@ -245,7 +251,10 @@ impl RateAcc {
     /// `tcp_rate_skb_delivered`: the segment sent with the highest delivered count gives
     /// the sample; the flight's first-send time moves to its send time.
     fn take(&mut self, g: &Seg, first_tx: &mut SimTime) {
-        let Some(t) = g.rate_time else { return };
+        let t = g.rate_time;
+        if t == SAMPLED {
+            return;
+        }
         if self.prior_delivered.is_none_or(|p| g.rate_delivered > p) {
             self.prior_delivered = Some(g.rate_delivered);
             self.prior_time = t;
@@ -477,7 +486,7 @@ impl Sender {
                     s.sent = now;
                     s.queued = self.pl2;
                     s.rate_delivered = c.delivered;
-                    s.rate_time = Some(c.delivered_time);
+                    s.rate_time = c.delivered_time;
                     s.rate_first_tx = c.first_tx;
                     s.rate_app_limited = c.app_limited != 0;
                     pipe += len;
@@ -534,7 +543,7 @@ impl Sender {
                 rtx_out: false,
                 rtx_mark: false,
                 rate_delivered: c.delivered,
-                rate_time: Some(c.delivered_time),
+                rate_time: c.delivered_time,
                 rate_first_tx: c.first_tx,
                 rate_app_limited: c.app_limited != 0,
             });
@@ -752,7 +761,7 @@ impl Sender {
                     rtx_out: false,
                     rtx_mark: false,
                     rate_delivered: c.delivered,
-                    rate_time: Some(c.delivered_time),
+                    rate_time: c.delivered_time,
                     rate_first_tx: c.first_tx,
                     rate_app_limited: c.app_limited != 0,
                 });
@@ -899,7 +908,7 @@ impl Sender {
                         delivered += u64::from(g.len);
                         if bbr {
                             rs.take(g, &mut c.first_tx);
-                            g.rate_time = None;
+                            g.rate_time = SAMPLED;
                             if !g.retx {
                                 rs.sack_newest = rs.sack_newest.max(Some(g.sent));
                             }
@@ -1273,7 +1282,7 @@ mod tests {
                 rtx_out,
                 rtx_mark,
                 rate_delivered: 0,
-                rate_time: None,
+                rate_time: SAMPLED,
                 rate_first_tx: SimTime::ZERO,
                 rate_app_limited: false,
             })
@@ -1343,6 +1352,13 @@ mod tests {
             refills.push(out.sends[0].dst);
         }
         assert_eq!(refills, [1, 2, 3, 1, 2, 1, 1, 2]);
+    }
+
+    /// A connection keeps a record per outstanding segment; the delivery-rate snapshot
+    /// (BBR's) must not take it past one cache line.
+    #[test]
+    fn a_segment_record_fits_in_64_bytes() {
+        assert_eq!(std::mem::size_of::<Seg>(), 64);
     }
 
     #[test]
