@@ -71,7 +71,7 @@ use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
 use super::rack::{Rack, TimerKind};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment, Syn};
-use super::config::{HandshakeAck, TcpConfig};
+use super::config::{CcKind, HandshakeAck, TcpConfig};
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::{Duration, SimTime};
@@ -178,6 +178,9 @@ pub(super) struct Conn {
     /// The least RTT sample seen (Linux `tcp_min_rtt`, whose 5-minute window outlasts
     /// any run): a rate sample over a shorter interval is not taken.
     min_rtt: Option<Duration>,
+    /// The congestion control is BBR (read on every ACK and send: a flag is cheaper to
+    /// test than the enum's variant).
+    bbr: bool,
     /// Pacing (BBR): no unit leaves before `next_send`; the pacing timer is set.
     next_send: SimTime,
     pace_armed: bool,
@@ -348,6 +351,7 @@ impl Sender {
         let flow = wire::flow_id(ctx.host, dst, thread);
         let cc = Cc::for_config(&ctx.cfg, mss, || crate::rng::SimRng::stream(ctx.bbr_seed, &format!("conn{flow}")));
         let unlimited = matches!(cc, Cc::None(_));
+        let cc_kind = ctx.cfg.cc_kind();
         let pos = self.per_thread[thread as usize].len() as u32;
         let c = Conn {
             dst,
@@ -386,6 +390,7 @@ impl Sender {
             app_limited: 0,
             lost: 0,
             min_rtt: None,
+            bbr: matches!(cc_kind, CcKind::Bbr),
             next_send: SimTime::ZERO,
             pace_armed: false,
         };
@@ -459,10 +464,11 @@ impl Sender {
         // Pacing (BBR): one sending unit of at most `unit` segments when `next_send` has
         // come (Linux 4.15's internal pacing: a TSO skb of `tso_segs_goal` segments, then
         // a timer for its length at the pacing rate).
-        let (paced, mut unit) = match &c.cc {
-            Cc::Bbr(_) if now < c.next_send => (true, 0),
-            Cc::Bbr(b) => (true, b.unit_segs()),
-            _ => (false, u64::MAX),
+        let paced = c.bbr;
+        let mut unit = match &c.cc {
+            Cc::Bbr(_) if now < c.next_send => 0,
+            Cc::Bbr(b) => b.unit_segs(),
+            _ => u64::MAX,
         };
         let mut unit_bytes = 0u64;
         while self.in_ring[t] < self.ring {
@@ -877,7 +883,7 @@ impl Sender {
         let rack = ctx.cfg.rack_tlp;
         let advanced = ack > c.snd_una;
         // BBR's rate sample (Linux `tcp_rate_skb_delivered`, `tcp_rate_gen`).
-        let bbr = matches!(c.cc, Cc::Bbr(_));
+        let bbr = c.bbr;
         let prior_in_flight = if bbr { c.pipe(&ctx.cfg, mss) } else { 0 };
         let mut rs = RateAcc::default();
         if rack && advanced {
@@ -1320,6 +1326,7 @@ mod tests {
             app_limited: 0,
             lost: 0,
             min_rtt: None,
+            bbr: false,
             next_send: SimTime::ZERO,
             pace_armed: false,
         }
