@@ -82,6 +82,13 @@ def test_bbr_clock_constants_are_dilated_like_the_other_kernel_timers() -> None:
     assert "bbr" not in common.scenario_dict("c", cc="cubic", quick=True)["transport"]
 
 
+def test_dctcp_reacts_to_loss_as_linux_4_15() -> None:
+    """etalon's hosts' DCTCP (Linux 4.15) cuts by α/2 on a loss; other variants carry no
+    `dctcp_loss`."""
+    assert common.scenario_dict("d", cc="dctcp", quick=True)["transport"]["dctcp_loss"] == "alpha"
+    assert "dctcp_loss" not in common.scenario_dict("c", cc="cubic", quick=True)["transport"]
+
+
 def test_day_flight_averages_the_acks_of_the_pairs_days_by_hand() -> None:
     """A 10-unit week whose last 2 units are the pair's day, counted from time 10: only
     the probes at 18 and 29 are in a day after the start (8 is before it, 15 and 25 are

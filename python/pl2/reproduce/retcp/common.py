@@ -26,7 +26,8 @@ Every choice the slides leave open is a constant here, stated in the family's re
   `docs/model.md`). RACK-TLP because
   etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon `bin/kernel_install.sh:38`),
   whose defaults have it on (`tcp_recovery` = 1: RACK beside the duplicate-ACK rules;
-  `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts change neither.
+  `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts change neither. DCTCP
+  as 4.15's: a loss cuts the window by α/2 as a mark does (`dctcp_loss = "alpha"`).
   Linux's timers in emulated time: etalon dilates time by TDF = 20 (`etc/python_config.py:11`)
   with libVT, a user-space interposition library (etalon `README.md:136-137`), so the
   hosts' kernels keep real time: the 200 ms minimum RTO is 10 ms of emulated time, the
@@ -196,6 +197,10 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         if "signal_recompute" in on:
             circuit["signal_timing"] = "recompute"
     transport: dict[str, Any] = {"kind": "tcp", "cc": cc, "rack_tlp": True}
+    if cc == "dctcp":
+        # Linux 4.15's DCTCP cuts cwnd · (1 − α/2) on a loss as on a mark (`dctcp_ssthresh`;
+        # halving came with 5.1's `dctcp_react_to_loss`).
+        transport["dctcp_loss"] = "alpha"
     if "linux_timers" in on:
         transport |= {"min_rto": f"{1000 * LINUX_MIN_RTO_MS // TDF}us", "delayed_ack_timeout": f"{1000 * LINUX_ATO_MS // TDF}us"}
         if cc == "bbr":

@@ -106,6 +106,13 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "CeChangeAck::is_rfc8257")]
     #[schemars(!skip_serializing_if)]
     pub ce_change_ack: CeChangeAck,
+    /// DCTCP's window after a loss (fast recovery or timeout): `half` (default; RFC 8257
+    /// §3.5, Linux since 5.1, `dctcp_react_to_loss`) or `alpha`, cwnd · (1 − α/2) as for
+    /// an ECN mark (Linux 4.x to 5.0, whose `dctcp_ssthresh` served both; etalon's hosts
+    /// ran 4.15).
+    #[serde(skip_serializing_if = "DctcpLoss::is_half")]
+    #[schemars(!skip_serializing_if)]
+    pub dctcp_loss: DctcpLoss,
     /// Receive offload (Linux GRO) in front of the receiver: in-order data segments of a
     /// connection that arrive within `gro.window` of the first of them, up to
     /// `gro.max_bytes` of payload, reach TCP as one unit, and the ACK rules apply per
@@ -348,6 +355,23 @@ pub enum CeChangeAck {
     Ns3,
 }
 
+/// DCTCP's response to a loss (see `TcpConfig::dctcp_loss`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DctcpLoss {
+    /// Halve the window as NewReno does (RFC 8257 §3.5, Linux ≥ 5.1).
+    #[default]
+    Half,
+    /// cwnd · (1 − α/2), the ECN response (Linux 4.x–5.0 `dctcp_ssthresh`).
+    Alpha,
+}
+
+impl DctcpLoss {
+    fn is_half(&self) -> bool {
+        *self == DctcpLoss::Half
+    }
+}
+
 impl CeChangeAck {
     fn is_rfc8257(&self) -> bool {
         *self == CeChangeAck::Rfc8257
@@ -393,6 +417,7 @@ impl Default for TcpConfig {
             cubic_alpha: CubicAlpha::Rfc9438,
             sacked_retransmissions_in_flight: false,
             ce_change_ack: CeChangeAck::Rfc8257,
+            dctcp_loss: DctcpLoss::Half,
             gro: None,
             min_rto: Duration::from_ms(1),
             linux_rto: false,

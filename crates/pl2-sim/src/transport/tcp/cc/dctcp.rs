@@ -11,9 +11,14 @@
 //! series of dropped and/or CE packets from a single window of data" (Linux likewise
 //! enters recovery from CWR without a second reduction, `tcp_enter_recovery`; ns-3 stays
 //! in CWR and resends what its scoreboard marks lost). A timeout always reduces, and
-//! ECE for data sent before a loss or timeout does not cut again.
+//! ECE for data sent before a loss or timeout does not cut again. With `dctcp_loss =
+//! "alpha"` a loss (fast recovery or timeout) sets `ssthresh ← max(cwnd·(1 − α/2), 2
+//! segments)` instead of halving the flight, as Linux 4.x–5.0's `dctcp_ssthresh`
+//! did for losses and marks alike (RFC 8257 §3.5's halving came with Linux 5.1's
+//! `dctcp_react_to_loss`).
 
 use super::newreno::NewReno;
+use crate::transport::tcp::config::DctcpLoss;
 use super::{AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
@@ -27,10 +32,11 @@ pub struct Dctcp {
     marked: u64,
     window_end: Option<u64>,
     /// No further reduction until `snd_una` reaches this.
-    cwr_end: u64,
+    pub(crate) cwr_end: u64,
     /// `snd_una` and `snd_nxt` when the latest loss or timeout was detected.
     snd_una: u64,
     snd_nxt: u64,
+    pub loss: DctcpLoss,
 }
 
 impl Dctcp {
@@ -42,7 +48,14 @@ impl Dctcp {
 
 impl Default for Dctcp {
     fn default() -> Self {
-        Dctcp { alpha: 1.0, reno: NewReno::default(), acked: 0, marked: 0, window_end: None, cwr_end: 0, snd_una: 0, snd_nxt: 0 }
+        Dctcp { alpha: 1.0, reno: NewReno::default(), acked: 0, marked: 0, window_end: None, cwr_end: 0, snd_una: 0, snd_nxt: 0, loss: DctcpLoss::Half }
+    }
+}
+
+impl Dctcp {
+    /// `dctcp_ssthresh`: cwnd · (1 − α/2), at least 2 segments.
+    fn alpha_cut(&self, w: &Window) -> u64 {
+        ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss)
     }
 }
 
@@ -74,15 +87,27 @@ impl CongestionControl for Dctcp {
             // §6.1.2): recovery runs with the window as it is.
             return;
         }
-        self.reno.on_loss(w, now, flight);
+        match self.loss {
+            DctcpLoss::Half => self.reno.on_loss(w, now, flight),
+            DctcpLoss::Alpha => {
+                let cut = self.alpha_cut(w);
+                self.reno.on_loss(w, now, flight);
+                w.ssthresh = cut;
+                w.cwnd = cut;
+            }
+        }
         self.cwr_end = self.cwr_end.max(self.snd_nxt);
     }
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         // A timeout always reduces (RFC 5681 eq. 4; RFC 3168 §6.1.2: a dropped
         // retransmission is a new instance of congestion); ECE for data sent before it
         // does not cut again (Linux ignores ECE in its Loss state).
+        let cut = self.alpha_cut(w);
         self.reno.on_loss(w, now, flight);
-        w.ssthresh = (flight / 2).max(2 * w.mss);
+        w.ssthresh = match self.loss {
+            DctcpLoss::Half => (flight / 2).max(2 * w.mss),
+            DctcpLoss::Alpha => cut,
+        };
         self.cwr_end = self.cwr_end.max(self.snd_nxt);
     }
     fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {

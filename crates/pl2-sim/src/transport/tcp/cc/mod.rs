@@ -115,8 +115,10 @@ impl Cc {
             return Cc::Retcp(retcp::Retcp::new(base, cfg.retcp.beta));
         }
         let mut cc = Cc::with_counting(cfg.cc_kind(), cfg.byte_counting);
-        if let Cc::Cubic(c) = &mut cc {
-            c.linux_alpha = linux_alpha;
+        match &mut cc {
+            Cc::Cubic(c) => c.linux_alpha = linux_alpha,
+            Cc::Dctcp(d) => d.loss = cfg.dctcp_loss,
+            _ => {}
         }
         cc
     }
@@ -177,6 +179,7 @@ mod tests {
     use crate::units::Duration;
 
     const MSS: u64 = 1000;
+    const UNLIMITED_TEST: u64 = u64::MAX;
 
     fn ack(now_ms: u64, acked: u64) -> AckInfo {
         AckInfo {
@@ -205,6 +208,27 @@ mod tests {
         assert_eq!((w.cwnd, w.ssthresh), (15 * MSS, 15 * MSS));
         c.on_rto(&mut w, SimTime::ZERO, 3 * MSS);
         assert_eq!(w.ssthresh, 2 * MSS, "RFC 5681 eq. 4: at least 2 SMSS");
+    }
+
+    /// DCTCP's loss response: RFC 8257 §3.5 halves the flight (30 → 15 segments); Linux
+    /// 4.15's `dctcp_ssthresh` takes cwnd · (1 − α/2) (40 × 0.75 = 30 at α = 1/2), after a
+    /// fast-recovery loss and a timeout alike.
+    #[test]
+    fn dctcp_loss_halves_or_cuts_by_alpha_as_linux_4() {
+        use super::super::config::DctcpLoss;
+        for (loss, after) in [(DctcpLoss::Half, 15 * MSS), (DctcpLoss::Alpha, 30 * MSS)] {
+            let cfg = TcpConfig { cc: Some(CcKind::Dctcp), dctcp_loss: loss, ..TcpConfig::default() };
+            let Cc::Dctcp(mut d) = Cc::for_config(&cfg, MSS, || SimRng::stream(0, "test")) else { panic!("dctcp") };
+            d.alpha = 0.5;
+            let mut w = Window { cwnd: 40 * MSS, ssthresh: UNLIMITED_TEST, mss: MSS };
+            d.on_loss(&mut w, SimTime::ZERO, 30 * MSS);
+            assert_eq!((w.cwnd, w.ssthresh), (after, after), "{loss:?}");
+            let mut d2 = d.clone();
+            d2.cwr_end = 0;
+            let mut w = Window { cwnd: 40 * MSS, ssthresh: UNLIMITED_TEST, mss: MSS };
+            d2.on_rto(&mut w, SimTime::ZERO, 30 * MSS);
+            assert_eq!(w.ssthresh, after, "{loss:?} timeout");
+        }
     }
 
     /// reTCP (slide 31): cwnd × 2 once on the 0 → 1 edge of ECE, ÷ 2 once on 1 → 0;
