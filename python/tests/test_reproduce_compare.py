@@ -109,14 +109,16 @@ def test_compare_family_quick(tmp_path: Path) -> None:
 
 def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
     """Polo 10, Homa 2: a gap of 8; a diagnostic at 8 closes 2/8 = 25 %, the four
-    together at 4 close 6/8 = 75 % and leave 25 %, which the text says none explains; a
+    together at 4 close 6/8 = 75 % and leave 25 %, which the text says none explains (the
+    three that help together, at 5, close 5/8 = 62.5 %, printed 62 % by round-half-even); a
     setting at 2.5 closes 7.5/8 ≈ 94 % and is named as the gap."""
     t = {d: {"s99": v} for d, v in {"Polo": 10.0, "Homa": 2.0, "Polo first burst 36": 8.0, "Polo no pause": 10.0,
                                      "Polo D bounded": 6.0, "Polo sprayed": 9.0, "Polo ECN 65": 7.0, "Polo D per receiver": 10.0, "Polo short first": 10.0,
-                                     "Polo all four": 4.0}.items()}
+                                     "Polo all four": 4.0, "Polo three that help": 5.0}.items()}
     v = pod._tail_verdict(t)
     assert "a first burst of 36 packets 25%, no pause 0%, D bounded 50%, packets sprayed over the uplinks 12%, ECN marking at 65 full frames 38%" in v
-    assert "the first four together 75%. The most, 75%, with the first four together, leaving 25% that no setting" in v
+    assert ("the first four together 75%, a first burst of 36, no pause and short first together 62%. The most, 75%, "
+            "with the first four together, leaving 25% that no setting") in v
     assert v.endswith("leaving 25% that no setting changed here removes.")
     t["Polo ECN 65"]["s99"] = 2.5
     assert pod._tail_verdict(t).endswith("The most, 94%, with ECN marking at 65 full frames: that setting is Polo's gap to Homa here.")
@@ -132,7 +134,7 @@ def test_polo_tail_shares_over_seeds() -> None:
     def t(polo: float, homa: float, fb: float, ecn: float, four: float) -> dict:
         v = {"Polo": polo, "Homa": homa, "Polo first burst 36": fb, "Polo no pause": polo, "Polo D bounded": polo,
              "Polo sprayed": polo, "Polo ECN 65": ecn, "Polo D per receiver": polo, "Polo short first": polo,
-             "Polo all four": four}
+             "Polo all four": four, "Polo three that help": polo}
         # 100 messages each: 99 at 1.0 and the slowest at the p99 (nearest rank: the 99th).
         return {d: {"s99": x, "n": 100, "sl": [1.0] * 98 + [x, x]} for d, x in v.items()}
     by = {1: t(10.0, 2.0, 8.0, 7.0, 4.0), 2: t(6.0, 2.0, 3.0, 6.0, 5.0), 3: t(1.0, 2.0, 1.0, 1.0, 1.0)}
@@ -140,7 +142,7 @@ def test_polo_tail_shares_over_seeds() -> None:
     assert v.startswith(" On seeds 1–3 (Polo / Homa p99 slowdown 10.0 / 2.0, 6.0 / 2.0, 1.0 / 2.0; shares on the 2 seeds")
     assert "a first burst of 36 packets 25% to 75%, no pause 0% to 0%" in v
     assert ("ECN marking at 65 full frames 0% to 38%, one D per receiver shared by its flows 0% to 0%, messages of at most 100 KB sent at a higher priority 0% to 0%, the first four "
-            "together 25% to 75%") in v
+            "together 25% to 75%, a first burst of 36, no pause and short first together 0% to 0%") in v
     assert ("a first burst of 36 packets closes the most on 1 of 2; only a first burst of 36 packets and the first four "
             "together close part of the gap on every one of them") in v
     # Pooled: 300 messages per design, the p99 the 297th smallest (nearest rank), i.e. the
@@ -150,7 +152,8 @@ def test_polo_tail_shares_over_seeds() -> None:
     assert v.endswith("one seed's shares are not the design's). Pooled over the seeds (p99 of every measured message): "
                       "Polo 6.0, Homa 2.0; shares a first burst of 36 packets 75%, no pause 0%, D bounded 0%, packets "
                       "sprayed over the uplinks 0%, ECN marking at 65 full frames 0%, one D per receiver shared by its "
-                      "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 50%.")
+                      "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 50%, a first burst "
+                      "of 36, no pause and short first together 0%.")
     # Seed 3 with Polo above Homa: Polo {10, 10, 9, 9, 6, 6} → 9.0, gap 7; first burst
     # {8, 8, 3, 3, 5, 5} → 5.0 (4/7 = 57 %), ECN {7, 7, 6, 6, 9, 9} → 7.0 (2/7 = 29 %).
     by[3] = t(9.0, 2.0, 5.0, 9.0, 6.0)
@@ -158,7 +161,8 @@ def test_polo_tail_shares_over_seeds() -> None:
     assert "shares on the 3 seeds" in v
     assert v.endswith("Polo 9.0, Homa 2.0; shares a first burst of 36 packets 57%, no pause 0%, D bounded 0%, packets "
                       "sprayed over the uplinks 0%, ECN marking at 65 full frames 29%, one D per receiver shared by its "
-                      "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 57%.")
+                      "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 57%, a first burst "
+                      "of 36, no pause and short first together 0%.")
     assert pod._tail_seeds({1: by[1]}) == ""
     low = t(1.0, 2.0, 1.0, 1.0, 1.0)
     assert pod._tail_seeds({3: low, 5: low}) == " On none of seeds 3, 5 is Polo's p99 slowdown finitely above Homa's."

@@ -31,10 +31,14 @@ HOSTS = 64
 HDROP = "NDP header drop"
 #: Diagnostic for PL2 across racks: uplinks taken in turn, not by a per-flow hash.
 ECMP_RR = "PL2 uplinks round robin"
-#: Diagnostics of Polo's W5 tail: each changes one Polo setting, the last the first four
-#: together.
-TAIL_DIAG = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo sprayed", "Polo ECN 65", "Polo D per receiver",
-             "Polo short first", "Polo all four"]
+#: Diagnostics of Polo's W5 tail: each changes one Polo setting; the combinations after
+#: them (`COMBOS`) change several.
+TAIL_SINGLE = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo sprayed", "Polo ECN 65",
+               "Polo D per receiver", "Polo short first"]
+#: Diagnostics that combine settings, and how the text names them.
+COMBOS = {"Polo all four": "the first four together",
+          "Polo three that help": "a first burst of 36, no pause and short first together"}
+TAIL_DIAG = TAIL_SINGLE + list(COMBOS)
 #: Diagnostics of pHost's unfinished W5 messages: its tokens given in turn, not by SRPT;
 #: YAPS's two timers (a token's life, the re-grant wait) raised to 1000 MTU times.
 PHOST_RR = "pHost round robin"
@@ -295,12 +299,13 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
     share = _gap_shares(t)
     if share is None:
         return "Polo's p99 slowdown is not above Homa's in this run."
-    alone = ", ".join(f"{_diag_name(d)} {share[d]:.0%}" for d in TAIL_DIAG[:-1])
+    alone = ", ".join(f"{_diag_name(d)} {share[d]:.0%}" for d in TAIL_SINGLE)
+    combos = ", ".join(f"{name} {share[d]:.0%}" for d, name in COMBOS.items())
     best = max(TAIL_DIAG, key=lambda d: share[d])
     name = _diag_name(best)
     left = 1 - share[best]
-    return (f"Share of Polo's p99-slowdown gap to Homa each closes alone: {alone}; the first four together "
-            f"{share['Polo all four']:.0%}. The most, {share[best]:.0%}, with {name}" + (
+    return (f"Share of Polo's p99-slowdown gap to Homa each closes alone: {alone}; {combos}. The most, "
+            f"{share[best]:.0%}, with {name}" + (
                 f", leaving {left:.0%} that no setting changed here removes." if left > 0.1
                 else ": that setting is Polo's gap to Homa here."))
 
@@ -308,7 +313,7 @@ def _tail_verdict(t: dict[str, dict[str, float | None]]) -> str:
 def _diag_name(d: str) -> str:
     """A Polo tail diagnostic's name in running text (its `DIAG_TXT` without the
     parenthesis)."""
-    return "the first four together" if d == "Polo all four" else DIAG_TXT[d].split(" (")[0]
+    return COMBOS[d] if d in COMBOS else DIAG_TXT[d].split(" (")[0]
 
 
 def _gap_shares(t: dict[str, dict[str, Any]]) -> dict[str, float] | None:
@@ -599,8 +604,8 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "switch queues. Polo sends a first burst of 12 packets and then what its receiver drives, D packets "
                      "per epoch per flow, where Homa sends RTTbytes at once and is then granted at line rate; at 100 Gbps a "
                      "pod round trip holds about 3 × 12 packets. Each diagnostic changes one Polo setting (p50 / p99 "
-                     "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_DIAG[:-1])
-                     + f"; the first four together {f(t['Polo all four']['s50'])} / {f(t['Polo all four']['s99'])}, against "
+                     "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_SINGLE)
+                     + "".join(f"; {n} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d, n in COMBOS.items()) + ", against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
                      + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
