@@ -319,6 +319,34 @@ impl Conn {
         self.segs.iter().filter(|s| s.lost && !s.rtx_out && !s.sacked).map(|s| u64::from(s.len)).sum()
     }
 
+    /// Records a first transmission of `len` bytes from `snd_nxt` with the connection's
+    /// delivery-rate state (Linux `tcp_rate_skb_sent`: with nothing outstanding, the
+    /// flight and the delivery clock start now).
+    fn push_new_segment(&mut self, now: SimTime, len: u64, msg: u32, gen: u16, msg_end: bool, queued: bool) {
+        if self.snd_una == self.snd_nxt {
+            self.first_tx = now;
+            self.delivered_time = now;
+        }
+        self.segs.push_back(Seg {
+            start: self.snd_nxt,
+            len: len as u32,
+            msg,
+            gen,
+            msg_end,
+            sent: now,
+            queued,
+            retx: false,
+            sacked: false,
+            lost: false,
+            rtx_out: false,
+            rtx_mark: false,
+            rate_delivered: self.delivered,
+            rate_time: self.delivered_time,
+            rate_first_tx: self.first_tx,
+            rate_app_limited: self.app_limited != 0,
+        });
+    }
+
     fn mark_first_lost(&mut self) {
         if let Some(s) = self.segs.iter_mut().find(|s| !s.sacked) {
             s.lost = true;
@@ -482,10 +510,6 @@ impl Sender {
                 let len = u64::from(s.len);
                 if c.retx_now || pipe + len <= c.w.cwnd {
                     c.retx_now = false;
-                    if pipe == 0 {
-                        c.first_tx = now;
-                        c.delivered_time = now;
-                    }
                     s.rtx_out = true;
                     s.retx = true;
                     s.rtx_mark = true;
@@ -531,28 +555,7 @@ impl Sender {
             if msg_end {
                 c.msgs.pop_front();
             }
-            if pipe == 0 {
-                c.first_tx = now;
-                c.delivered_time = now;
-            }
-            c.segs.push_back(Seg {
-                start: c.snd_nxt,
-                len: len as u32,
-                msg: slot,
-                gen,
-                msg_end,
-                sent: now,
-                queued: self.pl2,
-                retx: false,
-                sacked: false,
-                lost: false,
-                rtx_out: false,
-                rtx_mark: false,
-                rate_delivered: c.delivered,
-                rate_time: c.delivered_time,
-                rate_first_tx: c.first_tx,
-                rate_app_limited: c.app_limited != 0,
-            });
+            c.push_new_segment(now, len, slot, gen, msg_end, self.pl2);
             let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
             let spec = wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread);
             if self.pl2 {
@@ -753,24 +756,7 @@ impl Sender {
                 if msg_end {
                     c.msgs.pop_front();
                 }
-                c.segs.push_back(Seg {
-                    start: c.snd_nxt,
-                    len: len as u32,
-                    msg: slot,
-                    gen,
-                    msg_end,
-                    sent: now,
-                    queued: false,
-                    retx: false,
-                    sacked: false,
-                    lost: false,
-                    rtx_out: false,
-                    rtx_mark: false,
-                    rate_delivered: c.delivered,
-                    rate_time: c.delivered_time,
-                    rate_first_tx: c.first_tx,
-                    rate_app_limited: c.app_limited != 0,
-                });
+                c.push_new_segment(now, len, slot, gen, msg_end, false);
                 let seg = Segment { seq32: c.snd_nxt as u32, flow: c.flow, msg: slot, msg_gen: gen, msg_end, ect, ce: false, retx: false };
                 out.sends.push(wire::encode_segment(c.dst, &seg, len as u32, ctx.cfg.priority, c.thread));
                 st.segments_sent += 1;

@@ -449,10 +449,8 @@ impl Bbr {
     /// has lost data or put gain × BDP in flight, the 3/4 phase at most until the
     /// flight is down to one BDP.
     fn is_next_cycle_phase(&self, rs: &RateSample) -> bool {
-        let full_length = match self.min_rtt {
-            Some(m) => rs.delivered_time.since(self.cycle_stamp) > m,
-            None => true,
-        };
+        // With no min RTT yet Linux compares with ~0U: never a full phase.
+        let full_length = self.min_rtt.is_some_and(|m| rs.delivered_time.since(self.cycle_stamp) > m);
         if self.pacing_gain == 1.0 {
             return full_length;
         }
