@@ -166,10 +166,21 @@ pub(super) struct Conn {
     syn_rto: Duration,
     /// RACK-TLP's state (`rack_tlp` only).
     rack: Rack,
-    /// Delivery-rate sampling (Linux `tcp_rate.c`; read by BBR only): bytes delivered so
-    /// far, when the latest delivery was reported, the send time of the segment that
-    /// starts the current sample's flight, and the application-limited mark (0: not
-    /// limited; else limited until `delivered` passes it). `lost`: bytes marked lost so far.
+    /// The congestion control is BBR (read on every ACK and send: a flag is cheaper to
+    /// test than the enum's variant).
+    bbr: bool,
+    /// BBR's delivery-rate sampling and pacing.
+    rate: RateState,
+}
+
+/// A connection's delivery-rate sampling (Linux `tcp_rate.c`) and pacing, read by BBR
+/// only.
+#[derive(Default)]
+struct RateState {
+    /// Bytes delivered so far, when the latest delivery was reported, the send time of
+    /// the segment that starts the current sample's flight, and the application-limited
+    /// mark (0: not limited; else limited until `delivered` passes it). `lost`: bytes
+    /// marked lost so far.
     delivered: u64,
     delivered_time: SimTime,
     first_tx: SimTime,
@@ -178,10 +189,7 @@ pub(super) struct Conn {
     /// The least RTT sample seen (Linux `tcp_min_rtt`, whose 5-minute window outlasts
     /// any run): a rate sample over a shorter interval is not taken.
     min_rtt: Option<Duration>,
-    /// The congestion control is BBR (read on every ACK and send: a flag is cheaper to
-    /// test than the enum's variant).
-    bbr: bool,
-    /// Pacing (BBR): no unit leaves before `next_send`; the pacing timer is set.
+    /// Pacing: no unit leaves before `next_send`; the pacing timer is set.
     next_send: SimTime,
     pace_armed: bool,
 }
@@ -324,8 +332,8 @@ impl Conn {
     /// flight and the delivery clock start now).
     fn push_new_segment(&mut self, now: SimTime, len: u64, msg: u32, gen: u16, msg_end: bool, queued: bool) {
         if self.snd_una == self.snd_nxt {
-            self.first_tx = now;
-            self.delivered_time = now;
+            self.rate.first_tx = now;
+            self.rate.delivered_time = now;
         }
         self.segs.push_back(Seg {
             start: self.snd_nxt,
@@ -340,10 +348,10 @@ impl Conn {
             lost: false,
             rtx_out: false,
             rtx_mark: false,
-            rate_delivered: self.delivered,
-            rate_time: self.delivered_time,
-            rate_first_tx: self.first_tx,
-            rate_app_limited: self.app_limited != 0,
+            rate_delivered: self.rate.delivered,
+            rate_time: self.rate.delivered_time,
+            rate_first_tx: self.rate.first_tx,
+            rate_app_limited: self.rate.app_limited != 0,
         });
     }
 
@@ -412,15 +420,8 @@ impl Sender {
             syn_resent: false,
             syn_rto: ctx.cfg.syn_rto,
             rack: Rack::default(),
-            delivered: 0,
-            delivered_time: SimTime::ZERO,
-            first_tx: SimTime::ZERO,
-            app_limited: 0,
-            lost: 0,
-            min_rtt: None,
             bbr: matches!(cc_kind, CcKind::Bbr),
-            next_send: SimTime::ZERO,
-            pace_armed: false,
+            rate: RateState::default(),
         };
         self.conns.push(c);
         let i = self.conns.len() as u32 - 1;
@@ -494,7 +495,7 @@ impl Sender {
         // a timer for its length at the pacing rate).
         let paced = c.bbr;
         let mut unit = match &c.cc {
-            Cc::Bbr(_) if now < c.next_send => 0,
+            Cc::Bbr(_) if now < c.rate.next_send => 0,
             Cc::Bbr(b) => b.unit_segs(),
             _ => u64::MAX,
         };
@@ -515,10 +516,10 @@ impl Sender {
                     s.rtx_mark = true;
                     s.sent = now;
                     s.queued = self.pl2;
-                    s.rate_delivered = c.delivered;
-                    s.rate_time = c.delivered_time;
-                    s.rate_first_tx = c.first_tx;
-                    s.rate_app_limited = c.app_limited != 0;
+                    s.rate_delivered = c.rate.delivered;
+                    s.rate_time = c.rate.delivered_time;
+                    s.rate_first_tx = c.rate.first_tx;
+                    s.rate_app_limited = c.rate.app_limited != 0;
                     pipe += len;
                     unit -= 1;
                     unit_bytes += len;
@@ -541,7 +542,7 @@ impl Sender {
             if c.snd_nxt >= limit {
                 // `tcp_rate_check_app_limited`: nothing to send with room in the window.
                 if paced && pipe < c.w.cwnd {
-                    c.app_limited = (c.delivered + pipe).max(1);
+                    c.rate.app_limited = (c.rate.delivered + pipe).max(1);
                 }
                 break;
             }
@@ -574,13 +575,13 @@ impl Sender {
         if paced {
             if let Cc::Bbr(b) = &c.cc {
                 if unit_bytes > 0 {
-                    c.next_send = now + b.unit_gap(unit_bytes);
+                    c.rate.next_send = now + b.unit_gap(unit_bytes);
                 }
             }
             // More may be ready when the gap has passed: the timer sends it then.
-            if now < c.next_send && !c.pace_armed {
-                c.pace_armed = true;
-                out.set_timer(pacing_timer_id(i), c.next_send);
+            if now < c.rate.next_send && !c.rate.pace_armed {
+                c.rate.pace_armed = true;
+                out.set_timer(pacing_timer_id(i), c.rate.next_send);
             }
         }
         if ctx.cfg.rack_tlp {
@@ -793,25 +794,25 @@ impl Sender {
 
     /// `tcp_rate_gen` then `bbr_main`: closes this ACK's rate sample and hands it to BBR.
     fn bbr_sample(now: SimTime, ctx: &Ctx, c: &mut Conn, acc: RateAcc, delivered: u64, losses: u64, prior_in_flight: u64) {
-        c.delivered += delivered;
-        c.lost += losses;
-        if c.app_limited != 0 && c.delivered > c.app_limited {
-            c.app_limited = 0;
+        c.rate.delivered += delivered;
+        c.rate.lost += losses;
+        if c.rate.app_limited != 0 && c.rate.delivered > c.rate.app_limited {
+            c.rate.app_limited = 0;
         }
         if delivered > 0 {
-            c.delivered_time = now;
+            c.rate.delivered_time = now;
         }
         let rtt = match acc.sack_newest {
             Some(t) => Some(now.since(t)),
             None => acc.rtt,
         };
         if let Some(r) = rtt {
-            c.min_rtt = Some(c.min_rtt.map_or(r, |m| m.min(r)));
+            c.rate.min_rtt = Some(c.rate.min_rtt.map_or(r, |m| m.min(r)));
         }
         let rate = acc.prior_delivered.and_then(|prior| {
             let interval = acc.send_elapsed.max(now.since(acc.prior_time));
-            let short = c.min_rtt.is_some_and(|m| interval < m);
-            (!short).then_some((c.delivered - prior, interval))
+            let short = c.rate.min_rtt.is_some_and(|m| interval < m);
+            (!short).then_some((c.rate.delivered - prior, interval))
         });
         let state = match c.state {
             State::Open => CaState::Open,
@@ -828,16 +829,16 @@ impl Sender {
             losses,
             prior_in_flight,
             in_flight: c.pipe(&ctx.cfg, ctx.mss),
-            delivered: c.delivered,
-            lost: c.lost,
-            delivered_time: c.delivered_time,
+            delivered: c.rate.delivered,
+            lost: c.rate.lost,
+            delivered_time: c.rate.delivered_time,
             state,
             srtt: c.rto.srtt,
         };
         if let Cc::Bbr(b) = &mut c.cc {
             b.on_rate_sample(&mut c.w, &sample);
             if std::mem::take(&mut b.app_limited_request) {
-                c.app_limited = (c.delivered + sample.in_flight).max(1);
+                c.rate.app_limited = (c.rate.delivered + sample.in_flight).max(1);
             }
         }
     }
@@ -845,7 +846,7 @@ impl Sender {
     /// Connection `i`'s pacing timer fired: the next sending unit may leave.
     pub fn on_pacing_timer(&mut self, now: SimTime, ctx: &Ctx, i: u32, st: &mut TcpStats, out: &mut Actions) {
         let Some(c) = self.conns.get_mut(i as usize) else { return };
-        c.pace_armed = false;
+        c.rate.pace_armed = false;
         self.send(now, ctx, i, st, out);
     }
 
@@ -899,7 +900,7 @@ impl Sender {
                     if !g.sacked {
                         delivered += u64::from(g.len);
                         if bbr {
-                            rs.take(g, &mut c.first_tx);
+                            rs.take(g, &mut c.rate.first_tx);
                             g.rate_time = SAMPLED;
                             if !g.retx {
                                 rs.sack_newest = rs.sack_newest.max(Some(g.sent));
@@ -931,7 +932,7 @@ impl Sender {
                     if !g.sacked {
                         delivered += u64::from(g.len);
                         if bbr {
-                            rs.take(g, &mut c.first_tx);
+                            rs.take(g, &mut c.rate.first_tx);
                         }
                         if rack {
                             c.rack.on_delivered(now, g.sent, end, g.retx, &mut best);
@@ -1205,7 +1206,7 @@ impl Sender {
         c.marks = true;
         if matches!(c.cc, Cc::Bbr(_)) {
             // `tp->lost` counts what the timeout marks (BBR's long-term estimator).
-            c.lost += c.lost_bytes().saturating_sub(lost_before);
+            c.rate.lost += c.lost_bytes().saturating_sub(lost_before);
         }
         c.state = State::Loss;
         c.recover = c.snd_nxt;
@@ -1306,15 +1307,8 @@ mod tests {
             syn_resent: false,
             syn_rto: cfg.syn_rto,
             rack: Rack::default(),
-            delivered: 0,
-            delivered_time: SimTime::ZERO,
-            first_tx: SimTime::ZERO,
-            app_limited: 0,
-            lost: 0,
-            min_rtt: None,
             bbr: false,
-            next_send: SimTime::ZERO,
-            pace_armed: false,
+            rate: RateState::default(),
         }
     }
 
