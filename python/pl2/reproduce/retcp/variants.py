@@ -87,11 +87,10 @@ def _why_bbr(ctx: Context) -> str:
         jobs.append(Job(Scenario.from_dict(d), {"figure": f"{NAME}-why", "label": cc}, ctx.seeds[0], f"{NAME}-why"))
     got = {}
     for job, res in zip(jobs, ctx.run_many(jobs), strict=True):
-        c = res.summary["circuit"]
-        q = c["racks"] * 0 + 1
-        carried = c["circuit_payload_bytes"][q] * 8 / (c["circuit_up_ps"][q] * 1e-12) / 1e9
+        m = measures(res.summary)
+        # Utilisation is payload over the circuit's 80 Gbps while up: × 80 is Gbps carried while up.
         got[job.params["label"]] = (day_flight(res.tables["probes"], wk * 10**6, DAY_US * 10**6, warm * wk * 10**6),
-                                    carried, c["voq_drops"])
+                                    80 * (m["util"] or 0.0), m["voq_drops"])
     (b, b_carried, b_drops), (cu, cu_carried, cu_drops) = got["bbr"], got["cubic"]
     return (f"Why BBR is the outlier, measured (25 racks, seed {ctx.seeds[0]}, probes on; means over the ACKs that arrive "
             f"during the measured pair's days of the {measured} measured weeks): during its days BBR is paced, not held "
