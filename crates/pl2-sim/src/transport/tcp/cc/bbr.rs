@@ -724,6 +724,35 @@ mod tests {
         assert_eq!(target, (20 + 3 * 65 + 1) * MSS);
     }
 
+    /// PROBE_RTT by hand (a 1 ms min-RTT window, 200 µs of PROBE_RTT): the min RTT seen
+    /// at 100 µs expires at 1.1 ms; the sample at 1.2 ms enters PROBE_RTT (window 4
+    /// segments, the connection marked application-limited); once the flight is down to
+    /// 4 segments (1.3 ms) PROBE_RTT lasts 200 µs and a round; at 1.6 ms, both passed, BBR
+    /// leaves it with the window from before — for PROBE_BW, not STARTUP, because the
+    /// rounds ending at 1.2, 1.3 and 1.4 ms brought no 25 % more bandwidth (the pipe is
+    /// full: `bbr_reset_mode`).
+    #[test]
+    fn probe_rtt_holds_four_segments_for_its_duration_and_a_round() {
+        let cfg = BbrConfig { min_rtt_window: Duration::from_ms(1), probe_rtt_duration: Duration::from_us(200), ..BbrConfig::default() };
+        let mut b = Bbr::new(cfg, MSS, 10 * MSS, SimRng::stream(1, "bbr"));
+        let mut w = Window { cwnd: 40 * MSS, ssthresh: u64::MAX, mss: MSS };
+        b.on_rate_sample(&mut w, &sample(100, 10 * MSS, 0, Some((10 * MSS, 100)), 30 * MSS));
+        assert_eq!((b.mode, b.min_rtt()), (Mode::Startup, Some(Duration::from_us(100))));
+        let before = w.cwnd;
+        let mut s = sample(1200, 20 * MSS, 10 * MSS, Some((10 * MSS, 100)), 30 * MSS);
+        s.rtt = Some(Duration::from_us(120));
+        b.on_rate_sample(&mut w, &s);
+        assert_eq!((b.mode, b.min_rtt(), w.cwnd), (Mode::ProbeRtt, Some(Duration::from_us(120)), 4 * MSS));
+        assert!(std::mem::take(&mut b.app_limited_request));
+        b.on_rate_sample(&mut w, &sample(1300, 21 * MSS, 20 * MSS, Some((MSS, 100)), 3 * MSS));
+        b.on_rate_sample(&mut w, &sample(1400, 22 * MSS, 21 * MSS, Some((MSS, 100)), 3 * MSS));
+        assert_eq!((b.mode, w.cwnd), (Mode::ProbeRtt, 4 * MSS), "200 µs not yet passed");
+        b.on_rate_sample(&mut w, &sample(1600, 23 * MSS, 22 * MSS, Some((MSS, 100)), 3 * MSS));
+        assert!(b.full_bw_reached());
+        assert_eq!(b.mode, Mode::ProbeBw);
+        assert!(w.cwnd >= before, "window restored: {} against {before}", w.cwnd);
+    }
+
     /// Fast recovery: the window becomes the flight plus what the ACK delivered (packet
     /// conservation) and is restored on leaving recovery.
     #[test]
