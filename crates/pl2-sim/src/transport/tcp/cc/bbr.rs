@@ -702,7 +702,7 @@ mod tests {
     #[test]
     fn startup_ends_after_three_flat_rounds_and_the_window_is_two_bdps() {
         let mut b = bbr();
-        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: super::super::none::UNLIMITED, mss: MSS };
         // 1000 B per 10 µs = 100 MB/s; min RTT 100 µs: BDP 10 segments.
         let mut delivered = 0;
         for round in 0..4u64 {
@@ -735,7 +735,7 @@ mod tests {
     fn probe_rtt_holds_four_segments_for_its_duration_and_a_round() {
         let cfg = BbrConfig { min_rtt_window: Duration::from_ms(1), probe_rtt_duration: Duration::from_us(200), ..BbrConfig::default() };
         let mut b = Bbr::new(cfg, MSS, 10 * MSS, SimRng::stream(1, "bbr"));
-        let mut w = Window { cwnd: 40 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window { cwnd: 40 * MSS, ssthresh: super::super::none::UNLIMITED, mss: MSS };
         b.on_rate_sample(&mut w, &sample(100, 10 * MSS, 0, Some((10 * MSS, 100)), 30 * MSS));
         assert_eq!((b.mode, b.min_rtt()), (Mode::Startup, Some(Duration::from_us(100))));
         let before = w.cwnd;
@@ -758,7 +758,7 @@ mod tests {
     #[test]
     fn recovery_conserves_packets_and_restores_the_window() {
         let mut b = bbr();
-        let mut w = Window { cwnd: 40 * MSS, ssthresh: u64::MAX, mss: MSS };
+        let mut w = Window { cwnd: 40 * MSS, ssthresh: super::super::none::UNLIMITED, mss: MSS };
         b.on_loss(&mut w, SimTime::ZERO, 30 * MSS);
         assert_eq!(w.cwnd, 40 * MSS);
         let mut s = sample(100, 5 * MSS, 0, None, 12 * MSS);

@@ -179,7 +179,6 @@ mod tests {
     use crate::units::Duration;
 
     const MSS: u64 = 1000;
-    const UNLIMITED_TEST: u64 = u64::MAX;
 
     fn ack(now_ms: u64, acked: u64) -> AckInfo {
         AckInfo {
@@ -220,12 +219,12 @@ mod tests {
             let cfg = TcpConfig { cc: Some(CcKind::Dctcp), dctcp_loss: loss, ..TcpConfig::default() };
             let Cc::Dctcp(mut d) = Cc::for_config(&cfg, MSS, || SimRng::stream(0, "test")) else { panic!("dctcp") };
             d.alpha = 0.5;
-            let mut w = Window { cwnd: 40 * MSS, ssthresh: UNLIMITED_TEST, mss: MSS };
+            let mut w = Window { cwnd: 40 * MSS, ssthresh: none::UNLIMITED, mss: MSS };
             d.on_loss(&mut w, SimTime::ZERO, 30 * MSS);
             assert_eq!((w.cwnd, w.ssthresh), (after, after), "{loss:?}");
             let mut d2 = d.clone();
             d2.cwr_end = 0;
-            let mut w = Window { cwnd: 40 * MSS, ssthresh: UNLIMITED_TEST, mss: MSS };
+            let mut w = Window { cwnd: 40 * MSS, ssthresh: none::UNLIMITED, mss: MSS };
             d2.on_rto(&mut w, SimTime::ZERO, 30 * MSS);
             assert_eq!(w.ssthresh, after, "{loss:?} timeout");
         }
