@@ -92,47 +92,32 @@ pub enum Cc {
 }
 
 impl Cc {
-    pub fn new(kind: CcKind) -> Cc {
-        Cc::with_counting(kind, true)
-    }
-
     /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`,
-    /// `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's first phase).
+    /// `dctcp_loss`, `retcp`, `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's
+    /// first phase) and is called only for BBR.
     pub fn for_config(cfg: &TcpConfig, mss: u64, bbr_rng: impl FnOnce() -> SimRng) -> Cc {
-        if cfg.cc_kind() == CcKind::Bbr {
-            return Cc::Bbr(Box::new(bbr::Bbr::new(cfg.bbr, mss, u64::from(cfg.initial_window) * mss, bbr_rng())));
-        }
-        let linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
-        if cfg.cc_kind() == CcKind::Retcp {
-            let base = match cfg.retcp.base {
-                RetcpBase::Reno => retcp::Base::Reno(newreno::NewReno::with_counting(cfg.byte_counting)),
-                RetcpBase::Cubic => {
-                    let mut c = cubic::Cubic::default();
-                    c.linux_alpha = linux_alpha;
-                    retcp::Base::Cubic(c)
-                }
-            };
-            return Cc::Retcp(retcp::Retcp::new(base, cfg.retcp.beta));
-        }
-        let mut cc = Cc::with_counting(cfg.cc_kind(), cfg.byte_counting);
-        match &mut cc {
-            Cc::Cubic(c) => c.linux_alpha = linux_alpha,
-            Cc::Dctcp(d) => d.loss = cfg.dctcp_loss,
-            _ => {}
-        }
-        cc
-    }
-
-    /// `byte_counting`: see `TcpConfig::byte_counting`.
-    pub fn with_counting(kind: CcKind, byte_counting: bool) -> Cc {
-        let reno = newreno::NewReno::with_counting(byte_counting);
-        match kind {
-            CcKind::NewReno => Cc::NewReno(reno),
-            CcKind::Cubic => Cc::Cubic(cubic::Cubic::default()),
-            CcKind::Dctcp => Cc::Dctcp(dctcp::Dctcp::with_reno(reno)),
-            CcKind::Retcp => Cc::Retcp(retcp::Retcp::new(retcp::Base::Reno(reno), 2.0)),
-            // BBR needs the segment size and draws: `for_config` builds it.
-            CcKind::Bbr => panic!("BBR is built by Cc::for_config"),
+        let reno = || newreno::NewReno::with_counting(cfg.byte_counting);
+        let cubic = || {
+            let mut c = cubic::Cubic::default();
+            c.linux_alpha = cfg.cubic_alpha == CubicAlpha::Linux;
+            c
+        };
+        match cfg.cc_kind() {
+            CcKind::NewReno => Cc::NewReno(reno()),
+            CcKind::Cubic => Cc::Cubic(cubic()),
+            CcKind::Dctcp => {
+                let mut d = dctcp::Dctcp::with_reno(reno());
+                d.loss = cfg.dctcp_loss;
+                Cc::Dctcp(d)
+            }
+            CcKind::Retcp => {
+                let base = match cfg.retcp.base {
+                    RetcpBase::Reno => retcp::Base::Reno(reno()),
+                    RetcpBase::Cubic => retcp::Base::Cubic(cubic()),
+                };
+                Cc::Retcp(retcp::Retcp::new(base, cfg.retcp.beta))
+            }
+            CcKind::Bbr => Cc::Bbr(Box::new(bbr::Bbr::new(cfg.bbr, mss, u64::from(cfg.initial_window) * mss, bbr_rng()))),
             CcKind::None => Cc::None(none::NoCc),
         }
     }
@@ -180,6 +165,12 @@ mod tests {
 
     const MSS: u64 = 1000;
 
+    /// The algorithm `kind` as a scenario selects it, with `byte_counting` and every other
+    /// option at its default.
+    fn cc(kind: CcKind, byte_counting: bool) -> Cc {
+        Cc::for_config(&TcpConfig { cc: Some(kind), byte_counting, ..TcpConfig::default() }, MSS, || SimRng::stream(0, "test"))
+    }
+
     fn ack(now_ms: u64, acked: u64) -> AckInfo {
         AckInfo {
             now: SimTime(now_ms * 1_000_000_000),
@@ -196,7 +187,7 @@ mod tests {
     #[test]
     fn newreno_slow_start_then_one_mss_per_window() {
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
-        let mut c = Cc::new(CcKind::NewReno);
+        let mut c = cc(CcKind::NewReno, true);
         c.on_ack(&mut w, &ack(0, 10 * MSS));
         assert_eq!(w.cwnd, 20 * MSS);
         for _ in 0..20 {
@@ -236,7 +227,7 @@ mod tests {
     #[test]
     fn retcp_doubles_once_on_rise_and_halves_once_on_fall() {
         let mut w = Window { cwnd: 40 * MSS, ssthresh: 20 * MSS, mss: MSS };
-        let mut c = Cc::new(CcKind::Retcp);
+        let mut c = cc(CcKind::Retcp, true);
         let ece = |on: bool| AckInfo { ece: on, ..ack(0, 0) };
         c.on_ack(&mut w, &ece(false));
         assert_eq!(w.cwnd, 40 * MSS);
@@ -265,12 +256,35 @@ mod tests {
         assert_eq!(w3.cwnd, 30 * MSS, "β = 3 over a CUBIC base");
     }
 
+    /// Every kind a scenario can name is built by the one constructor, BBR included (its
+    /// draws taken only for it), and is the algorithm asked for.
+    #[test]
+    fn every_kind_is_built_from_its_config() {
+        for kind in [CcKind::NewReno, CcKind::Cubic, CcKind::Dctcp, CcKind::Retcp, CcKind::Bbr, CcKind::None] {
+            let mut drew = false;
+            let c = Cc::for_config(&TcpConfig { cc: Some(kind), ..TcpConfig::default() }, MSS, || {
+                drew = true;
+                SimRng::stream(0, "test")
+            });
+            let built = match c {
+                Cc::NewReno(_) => CcKind::NewReno,
+                Cc::Cubic(_) => CcKind::Cubic,
+                Cc::Dctcp(_) => CcKind::Dctcp,
+                Cc::Retcp(_) => CcKind::Retcp,
+                Cc::Bbr(_) => CcKind::Bbr,
+                Cc::None(_) => CcKind::None,
+            };
+            assert_eq!(built, kind);
+            assert_eq!(drew, kind == CcKind::Bbr, "{kind:?}");
+        }
+    }
+
     #[test]
     fn newreno_ack_counting_follows_rfc5681_equations_2_and_3() {
         // byte_counting = false (ns-3's TcpNewReno): one SMSS per ACK in slow start however
         // much it delivers (eq. 2), SMSS²/cwnd per ACK in congestion avoidance (eq. 3).
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 12 * MSS, mss: MSS };
-        let mut c = Cc::with_counting(CcKind::NewReno, false);
+        let mut c = cc(CcKind::NewReno, false);
         c.on_ack(&mut w, &ack(0, 2 * MSS));
         assert_eq!(w.cwnd, 11 * MSS, "a delayed ACK of two segments adds one");
         c.on_ack(&mut w, &ack(0, MSS / 2));
@@ -283,10 +297,10 @@ mod tests {
         assert_eq!(w.cwnd, before + MSS * MSS / before, "once per ACK, not per segment");
         // Byte counting (the default) adds both segments in slow start.
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
-        Cc::with_counting(CcKind::Dctcp, true).on_ack(&mut w, &ack(0, 2 * MSS));
+        cc(CcKind::Dctcp, true).on_ack(&mut w, &ack(0, 2 * MSS));
         assert_eq!(w.cwnd, 12 * MSS);
         let mut w = Window { cwnd: 10 * MSS, ssthresh: 20 * MSS, mss: MSS };
-        Cc::with_counting(CcKind::Dctcp, false).on_ack(&mut w, &ack(0, 2 * MSS));
+        cc(CcKind::Dctcp, false).on_ack(&mut w, &ack(0, 2 * MSS));
         assert_eq!(w.cwnd, 11 * MSS, "DCTCP grows as its NewReno does");
     }
 
