@@ -11,6 +11,7 @@ pub mod output;
 pub mod page_store;
 pub mod provenance;
 pub mod reference;
+pub mod row_groups;
 pub mod run;
 pub mod scenario;
 pub mod spill;

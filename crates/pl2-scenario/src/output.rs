@@ -1,10 +1,12 @@
 //! Table sinks: in memory (batches concatenated per table at the end), or one Parquet
 //! file per table (zstd, fixed settings, so the same tables give the same bytes), kept on
 //! disk as the run goes and written when it ends so that no Parquet writer's memory adds
-//! to the simulation's; plus `summary.json` and the canonical `scenario.toml`. Also
+//! to the simulation's (each row group's columns encoded on several threads,
+//! [`crate::row_groups`]); plus `summary.json` and the canonical `scenario.toml`. Also
 //! Arrow IPC stream bytes, for handing tables across processes.
 
 use crate::page_store::CompactPageStores;
+use crate::row_groups::ParallelWriter;
 use crate::spill::Spiller;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
@@ -126,7 +128,9 @@ pub fn write_parquet(path: &Path, batches: impl IntoIterator<Item = std::io::Res
         .set_dictionary_page_size_limit(PAGE_BYTES)
         .build();
     let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
-    let mut w = ArrowWriter::try_new_with_options(File::create(path)?, first.schema(), options).map_err(std::io::Error::other)?;
+    let schema = first.schema();
+    let w = ArrowWriter::try_new_with_options(File::create(path)?, schema.clone(), options).map_err(std::io::Error::other)?;
+    let mut w = ParallelWriter::new(w, schema, ROW_GROUP_ROWS, ROW_GROUP_BYTES).map_err(std::io::Error::other)?;
     let mut written = ParquetWritten::default();
     for batch in std::iter::once(Ok(first)).chain(batches) {
         let batch = batch?;
@@ -135,7 +139,7 @@ pub fn write_parquet(path: &Path, batches: impl IntoIterator<Item = std::io::Res
         w.write(&batch).map_err(std::io::Error::other)?;
         written.most_memory = written.most_memory.max(w.memory_size());
     }
-    w.close().map_err(std::io::Error::other)?;
+    w.into_inner().map_err(std::io::Error::other)?;
     Ok(written)
 }
 
