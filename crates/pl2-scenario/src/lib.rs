@@ -14,7 +14,7 @@ pub mod reference;
 pub mod row_groups;
 pub mod run;
 pub mod scenario;
-pub mod spill;
+pub mod table_files;
 pub mod summary;
 pub mod tables;
 pub mod window_stats;

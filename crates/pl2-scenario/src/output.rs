@@ -1,13 +1,12 @@
 //! Table sinks: in memory (batches concatenated per table at the end), or one Parquet
-//! file per table (zstd, fixed settings, so the same tables give the same bytes), kept on
-//! disk as the run goes and written when it ends so that no Parquet writer's memory adds
-//! to the simulation's (each row group's columns encoded on several threads,
-//! [`crate::row_groups`]); plus `summary.json` and the canonical `scenario.toml`. Also
+//! file per table (zstd, fixed settings, so the same tables give the same bytes), encoded
+//! as the run goes on a thread of its own ([`crate::table_files`]) and named when it ends;
+//! plus `summary.json` and the canonical `scenario.toml`. Also
 //! Arrow IPC stream bytes, for handing tables across processes.
 
 use crate::page_store::CompactPageStores;
 use crate::row_groups::ParallelWriter;
-use crate::spill::Spiller;
+use crate::table_files::TableFiles;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
 use arrow_array::RecordBatch;
@@ -17,6 +16,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use std::collections::BTreeMap;
 use std::fs::File;
+use std::io::Write;
+use arrow_schema::SchemaRef;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -73,25 +74,24 @@ impl MemorySink {
     }
 }
 
-/// Writes each table to `<dir>/<table>.parquet`. During the run a table's batches are held
-/// in memory, or once they are large go to a [`Spill`](crate::spill::Spill) on disk
-/// ([`crate::spill::HELD_BYTES`]); [`ParquetSink::finish`] writes the Parquet files from
-/// them, one table at a time, so no Parquet writer is open while the simulation runs.
+/// Writes each table to `<dir>/<table>.parquet`: its batches are encoded as they come, on
+/// a thread of its own ([`TableFiles`]), into an unnamed file that [`ParquetSink::finish`]
+/// names.
 pub struct ParquetSink {
     dir: PathBuf,
-    spiller: Spiller,
+    files: TableFiles,
 }
 
 impl ParquetSink {
     pub fn new(dir: &Path) -> std::io::Result<ParquetSink> {
         std::fs::create_dir_all(dir)?;
-        Ok(ParquetSink { dir: dir.to_path_buf(), spiller: Spiller::new(dir)? })
+        Ok(ParquetSink { dir: dir.to_path_buf(), files: TableFiles::new(dir)? })
     }
 
-    /// Writes every table's Parquet file, then `summary.json` and `scenario.toml`.
+    /// Finishes every table's Parquet file, then writes `summary.json` and `scenario.toml`.
     pub fn finish(self, out: &RunOutput) -> std::io::Result<()> {
-        for (name, held) in self.spiller.finish()? {
-            write_parquet(&self.dir.join(format!("{name}.parquet")), held.into_batches()?)?;
+        for (name, written) in self.files.finish()? {
+            written.persist(&self.dir.join(format!("{name}.parquet")))?;
         }
         write_summary(&self.dir, out)
     }
@@ -99,7 +99,7 @@ impl ParquetSink {
 
 impl TableSink for ParquetSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
-        self.spiller.push(name, batch)
+        self.files.push(name, batch)
     }
 }
 
@@ -120,17 +120,7 @@ pub fn write_parquet(path: &Path, batches: impl IntoIterator<Item = std::io::Res
     let Some(first) = batches.next().transpose()? else {
         return Err(std::io::Error::other(format!("{}: no batch to write", path.display())));
     };
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
-        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-        .set_data_page_size_limit(PAGE_BYTES)
-        .set_dictionary_page_size_limit(PAGE_BYTES)
-        .build();
-    let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
-    let schema = first.schema();
-    let w = ArrowWriter::try_new_with_options(File::create(path)?, schema.clone(), options).map_err(std::io::Error::other)?;
-    let mut w = ParallelWriter::new(w, schema, ROW_GROUP_ROWS, ROW_GROUP_BYTES).map_err(std::io::Error::other)?;
+    let mut w = parquet_writer(File::create(path)?, first.schema(), usize::MAX)?;
     let mut written = ParquetWritten::default();
     for batch in std::iter::once(Ok(first)).chain(batches) {
         let batch = batch?;
@@ -141,6 +131,21 @@ pub fn write_parquet(path: &Path, batches: impl IntoIterator<Item = std::io::Res
     }
     w.into_inner().map_err(std::io::Error::other)?;
     Ok(written)
+}
+
+/// A Parquet writer for tables of `schema` with pl2's fixed settings (zstd, bounded pages
+/// and row groups), encoding each row group's columns on up to `threads` threads.
+pub fn parquet_writer<W: Write + Send>(sink: W, schema: SchemaRef, threads: usize) -> std::io::Result<ParallelWriter<W>> {
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(ZSTD_LEVEL).expect("valid level")))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+        .set_data_page_size_limit(PAGE_BYTES)
+        .set_dictionary_page_size_limit(PAGE_BYTES)
+        .build();
+    let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
+    let w = ArrowWriter::try_new_with_options(sink, schema.clone(), options).map_err(std::io::Error::other)?;
+    ParallelWriter::new(w, schema, ROW_GROUP_ROWS, ROW_GROUP_BYTES, threads).map_err(std::io::Error::other)
 }
 
 /// Writes `summary.json` and the canonical `scenario.toml` into `dir`.

@@ -13,7 +13,8 @@ use parquet::errors::Result;
 use parquet::file::writer::SerializedFileWriter;
 use std::io::Write;
 
-/// Most threads encoding one row group's columns (each column stays on one thread).
+/// Most threads encoding one row group's columns (each column stays on one thread) when
+/// the caller allows any number.
 const MAX_THREADS: usize = 4;
 
 /// The open row group: its column writers and the rows they hold.
@@ -43,11 +44,12 @@ pub struct ParallelWriter<W: Write + Send> {
 impl<W: Write + Send> ParallelWriter<W> {
     /// Takes over an `ArrowWriter` that has written nothing (its file header, schema and
     /// properties), closing row groups at `max_rows` rows or `max_bytes` estimated bytes,
-    /// the limits it was configured with.
-    pub fn new(writer: parquet::arrow::ArrowWriter<W>, schema: SchemaRef, max_rows: usize, max_bytes: usize) -> Result<Self> {
+    /// the limits it was configured with; at most `threads` threads (and no more than the
+    /// machine's cores, [`MAX_THREADS`] or the columns) encode a group.
+    pub fn new(writer: parquet::arrow::ArrowWriter<W>, schema: SchemaRef, max_rows: usize, max_bytes: usize, threads: usize) -> Result<Self> {
         let (file, factory) = writer.into_serialized_writer()?;
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let threads = cores.min(MAX_THREADS).min(schema.fields().len()).max(1);
+        let threads = threads.min(cores).min(MAX_THREADS).min(schema.fields().len()).max(1);
         Ok(ParallelWriter { file, factory, schema, open: None, max_rows, max_bytes, threads })
     }
 
@@ -65,13 +67,14 @@ impl<W: Write + Send> ParallelWriter<W> {
             let open = self.open.as_ref().expect("opened above");
             let mut split_at = (open.rows + remaining.num_rows() > self.max_rows).then(|| self.max_rows - open.rows);
             let candidate = split_at.unwrap_or(remaining.num_rows());
-            if open.rows > 0 {
-                let current = open.estimated_bytes();
+            // With rows in the group (the average row is defined): its estimated bytes.
+            let current = open.estimated_bytes();
+            if let Some(avg_row) = current.checked_div(open.rows) {
                 if current >= self.max_bytes {
                     self.flush()?;
                     continue;
                 }
-                if let Some(fit) = (self.max_bytes - current).checked_div(current / open.rows) {
+                if let Some(fit) = (self.max_bytes - current).checked_div(avg_row) {
                     if candidate > fit {
                         if fit == 0 {
                             self.flush()?;
@@ -192,7 +195,7 @@ mod tests {
                 lib.write(b).unwrap();
             }
             let expected = lib.into_inner().unwrap();
-            let mut ours = ParallelWriter::new(library_writer(&batches, max_rows, max_bytes), batches[0].schema(), max_rows, max_bytes).unwrap();
+            let mut ours = ParallelWriter::new(library_writer(&batches, max_rows, max_bytes), batches[0].schema(), max_rows, max_bytes, 3).unwrap();
             ours.threads = 3;
             for b in &batches {
                 ours.write(b).unwrap();
