@@ -10,6 +10,7 @@ use crate::table_files::TableFiles;
 use crate::run::RunOutput;
 use crate::tables::TableSink;
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -17,7 +18,6 @@ use parquet::file::properties::WriterProperties;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write;
-use arrow_schema::SchemaRef;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -145,7 +145,7 @@ pub fn parquet_writer<W: Write + Send>(sink: W, schema: SchemaRef, threads: usiz
         .build();
     let options = ArrowWriterOptions::new().with_properties(props).with_page_store_factory(Arc::new(CompactPageStores));
     let w = ArrowWriter::try_new_with_options(sink, schema.clone(), options).map_err(std::io::Error::other)?;
-    ParallelWriter::new(w, schema, ROW_GROUP_ROWS, ROW_GROUP_BYTES, threads).map_err(std::io::Error::other)
+    ParallelWriter::new(w, schema, threads).map_err(std::io::Error::other)
 }
 
 /// Writes `summary.json` and the canonical `scenario.toml` into `dir`.

@@ -36,18 +36,19 @@ pub struct ParallelWriter<W: Write + Send> {
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     open: Option<Open>,
-    max_rows: usize,
-    max_bytes: usize,
+    /// The properties' row-group limits (`None`: unlimited), as `ArrowWriter` reads them.
+    max_rows: Option<usize>,
+    max_bytes: Option<usize>,
     threads: usize,
 }
 
 impl<W: Write + Send> ParallelWriter<W> {
     /// Takes over an `ArrowWriter` that has written nothing (its file header, schema and
-    /// properties), closing row groups at `max_rows` rows or `max_bytes` estimated bytes,
-    /// the limits it was configured with; at most `threads` threads (and no more than the
-    /// machine's cores, [`MAX_THREADS`] or the columns) encode a group.
-    pub fn new(writer: parquet::arrow::ArrowWriter<W>, schema: SchemaRef, max_rows: usize, max_bytes: usize, threads: usize) -> Result<Self> {
+    /// properties, whose row-group limits it keeps); at most `threads` threads (and no
+    /// more than the machine's cores, [`MAX_THREADS`] or the columns) encode a group.
+    pub fn new(writer: parquet::arrow::ArrowWriter<W>, schema: SchemaRef, threads: usize) -> Result<Self> {
         let (file, factory) = writer.into_serialized_writer()?;
+        let (max_rows, max_bytes) = (file.properties().max_row_group_row_count(), file.properties().max_row_group_bytes());
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let threads = threads.min(cores).min(MAX_THREADS).min(schema.fields().len()).max(1);
         Ok(ParallelWriter { file, factory, schema, open: None, max_rows, max_bytes, threads })
@@ -65,16 +66,19 @@ impl<W: Write + Send> ParallelWriter<W> {
                 self.open = Some(Open { writers, rows: 0 });
             }
             let open = self.open.as_ref().expect("opened above");
-            let mut split_at = (open.rows + remaining.num_rows() > self.max_rows).then(|| self.max_rows - open.rows);
+            let mut split_at = match self.max_rows {
+                Some(max) if open.rows + remaining.num_rows() > max => Some(max - open.rows),
+                _ => None,
+            };
             let candidate = split_at.unwrap_or(remaining.num_rows());
             // With rows in the group (the average row is defined): its estimated bytes.
             let current = open.estimated_bytes();
-            if let Some(avg_row) = current.checked_div(open.rows) {
-                if current >= self.max_bytes {
+            if let (Some(max), Some(avg_row)) = (self.max_bytes, current.checked_div(open.rows)) {
+                if current >= max {
                     self.flush()?;
                     continue;
                 }
-                if let Some(fit) = (self.max_bytes - current).checked_div(avg_row) {
+                if let Some(fit) = (max - current).checked_div(avg_row) {
                     if candidate > fit {
                         if fit == 0 {
                             self.flush()?;
@@ -91,7 +95,7 @@ impl<W: Write + Send> ParallelWriter<W> {
             });
             self.encode(&remaining)?;
             let open = self.open.as_ref().expect("opened above");
-            if open.rows >= self.max_rows || open.estimated_bytes() >= self.max_bytes {
+            if self.max_rows.is_some_and(|m| open.rows >= m) || self.max_bytes.is_some_and(|m| open.estimated_bytes() >= m) {
                 self.flush()?;
             }
             match rest {
@@ -195,7 +199,7 @@ mod tests {
                 lib.write(b).unwrap();
             }
             let expected = lib.into_inner().unwrap();
-            let mut ours = ParallelWriter::new(library_writer(&batches, max_rows, max_bytes), batches[0].schema(), max_rows, max_bytes, 3).unwrap();
+            let mut ours = ParallelWriter::new(library_writer(&batches, max_rows, max_bytes), batches[0].schema(), 3).unwrap();
             ours.threads = 3;
             for b in &batches {
                 ours.write(b).unwrap();
