@@ -200,6 +200,8 @@ mod tests {
             }
             let expected = lib.into_inner().unwrap();
             let mut ours = ParallelWriter::new(library_writer(&batches, max_rows, max_bytes), batches[0].schema(), 3).unwrap();
+            // Three threads whatever the machine's cores (`new` caps them), so that
+            // columns are shared unevenly between threads.
             ours.threads = 3;
             for b in &batches {
                 ours.write(b).unwrap();
