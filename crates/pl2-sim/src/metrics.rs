@@ -336,6 +336,13 @@ pub struct LazyWindow {
 }
 
 impl LazyWindow {
+    /// Whether `now` (never before the last update) falls in the current window, so that
+    /// [`LazyWindow::roll`] would leave it as it is.
+    #[inline(always)]
+    pub fn contains(&self, now: SimTime) -> bool {
+        now.0 < self.until
+    }
+
     /// Moves to the window containing `now`; returns the closed window if one ended.
     #[inline]
     pub fn roll(&mut self, now: SimTime, window: Duration, carry_max: u64) -> Option<(u64, u64, u64)> {
