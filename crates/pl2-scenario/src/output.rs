@@ -8,7 +8,7 @@ use crate::page_store::CompactPageStores;
 use crate::row_groups::ParallelWriter;
 use crate::table_files::TableFiles;
 use crate::run::RunOutput;
-use crate::tables::TableSink;
+use crate::tables::{BuildBatch, TableSink};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
@@ -100,6 +100,11 @@ impl ParquetSink {
 impl TableSink for ParquetSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
         self.files.push(name, batch)
+    }
+
+    /// Built on the table thread, off the simulation's.
+    fn write_rows(&mut self, name: &'static str, build: BuildBatch) -> std::io::Result<()> {
+        self.files.push_rows(name, build)
     }
 }
 

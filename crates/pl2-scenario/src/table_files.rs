@@ -1,6 +1,7 @@
-//! Where a table's batches go during a run: straight into its Parquet file, encoded on a
-//! thread of its own so that encoding and compressing a slice's records overlaps
-//! simulating the next one, instead of following the run.
+//! Where a table's batches go during a run: straight into its Parquet file, built from
+//! their rows and encoded on a thread of its own so that building, encoding and
+//! compressing a slice's records overlaps simulating the next one, instead of following
+//! the run or interrupting it.
 //!
 //! Each table's file is written unnamed (`O_TMPFILE` on Linux, see the `tempfile` crate)
 //! in the output directory and copied to `<table>.parquet` only when the run ends
@@ -18,6 +19,7 @@
 
 use crate::output::parquet_writer;
 use crate::row_groups::ParallelWriter;
+use crate::tables::BuildBatch;
 use arrow_array::RecordBatch;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -26,8 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::thread::JoinHandle;
 
-/// Batches handed to the thread and not yet encoded: one flush of the collector's tables
-/// (at most eight), after which the caller waits for the thread.
+/// Batches handed to the thread and not yet built or encoded: one flush of the
+/// collector's tables (at most eight), after which the caller waits for the thread.
 const QUEUED_BATCHES: usize = 8;
 
 /// Every table's open writer, by table name.
@@ -49,18 +51,19 @@ impl Written {
 
 /// Every table's Parquet writer, fed on a thread of its own.
 pub struct TableFiles {
-    tx: Option<SyncSender<(&'static str, RecordBatch)>>,
+    tx: Option<SyncSender<(&'static str, BuildBatch)>>,
     thread: Option<JoinHandle<std::io::Result<Writers>>>,
 }
 
 impl TableFiles {
     /// Starts the thread; each table's file is created unnamed in `dir` at its first batch.
     pub fn new(dir: &Path) -> std::io::Result<TableFiles> {
-        let (tx, rx) = sync_channel::<(&'static str, RecordBatch)>(QUEUED_BATCHES);
+        let (tx, rx) = sync_channel::<(&'static str, BuildBatch)>(QUEUED_BATCHES);
         let dir: PathBuf = dir.to_path_buf();
         let thread = std::thread::Builder::new().name("pl2-tables".into()).spawn(move || {
             let mut tables = Writers::new();
-            for (name, batch) in rx {
+            for (name, build) in rx {
+                let batch = build();
                 let w = match tables.entry(name) {
                     std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
                     // One encoding thread: the simulation has the other core.
@@ -76,8 +79,13 @@ impl TableFiles {
     /// Hands a batch of table `name` to the thread. An error the thread met (a full disk,
     /// say) comes back here or from [`TableFiles::finish`].
     pub fn push(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()> {
+        self.push_rows(name, Box::new(move || batch))
+    }
+
+    /// Hands the thread a batch of table `name` to build, then encode.
+    pub fn push_rows(&mut self, name: &'static str, build: BuildBatch) -> std::io::Result<()> {
         let Some(tx) = &self.tx else { return Err(std::io::Error::other("the table writer stopped after an error")) };
-        if tx.send((name, batch)).is_err() {
+        if tx.send((name, build)).is_err() {
             // The thread ended early, which it does only on an error: report that error.
             return Err(self.join().err().unwrap_or_else(|| std::io::Error::other("the table writer stopped")));
         }

@@ -7,6 +7,7 @@
 
 use crate::columns::Columns;
 use arrow_array::RecordBatch;
+use std::sync::Arc;
 use pl2_sim::metrics::Records;
 use pl2_sim::net::topology::Graph;
 use pl2_sim::units::SimTime;
@@ -36,20 +37,23 @@ struct MsgCols {
 }
 
 impl MsgCols {
-    fn clear(&mut self) {
+    /// The buffered rows, leaving empty columns of the same capacity.
+    fn take(&mut self) -> MsgCols {
         let MsgCols { id, src, dst, size, thread, prio, transport, workload, start, finish, ideal, breakdown } = self;
-        id.clear();
-        src.clear();
-        dst.clear();
-        size.clear();
-        thread.clear();
-        prio.clear();
-        transport.clear();
-        workload.clear();
-        start.clear();
-        finish.clear();
-        ideal.clear();
-        breakdown.clear();
+        MsgCols {
+            id: take_rows(id),
+            src: take_rows(src),
+            dst: take_rows(dst),
+            size: take_rows(size),
+            thread: take_rows(thread),
+            prio: take_rows(prio),
+            transport: take_rows(transport),
+            workload: take_rows(workload),
+            start: take_rows(start),
+            finish: take_rows(finish),
+            ideal: take_rows(ideal),
+            breakdown: take_rows(breakdown),
+        }
     }
 }
 
@@ -68,25 +72,45 @@ struct DropCols {
 }
 
 impl DropCols {
-    fn clear(&mut self) {
+    /// The buffered rows, leaving empty columns of the same capacity.
+    fn take(&mut self) -> DropCols {
         let DropCols { time, node, port, prio, reason, src, dst, msg, seq, data } = self;
-        time.clear();
-        node.clear();
-        port.clear();
-        prio.clear();
-        reason.clear();
-        src.clear();
-        dst.clear();
-        msg.clear();
-        seq.clear();
-        data.clear();
+        DropCols {
+            time: take_rows(time),
+            node: take_rows(node),
+            port: take_rows(port),
+            prio: take_rows(prio),
+            reason: take_rows(reason),
+            src: take_rows(src),
+            dst: take_rows(dst),
+            msg: take_rows(msg),
+            seq: take_rows(seq),
+            data: take_rows(data),
+        }
     }
+}
+
+/// A buffer's rows, moved out; the buffer is left empty with the capacity it had, so the
+/// next rows fill it without regrowing it.
+fn take_rows<T>(v: &mut Vec<T>) -> Vec<T> {
+    let capacity = v.capacity();
+    std::mem::replace(v, Vec::with_capacity(capacity))
 }
 
 /// Where finished tables go: kept in memory, or written to Parquet files.
 pub trait TableSink {
     fn write(&mut self, name: &'static str, batch: RecordBatch) -> std::io::Result<()>;
+
+    /// A batch still to be built from rows the collector has handed over. A sink that
+    /// encodes on a thread of its own builds it there, off the simulation's thread; by
+    /// default it is built here and now.
+    fn write_rows(&mut self, name: &'static str, build: BuildBatch) -> std::io::Result<()> {
+        self.write(name, build())
+    }
 }
+
+/// Builds one batch from rows it owns.
+pub type BuildBatch = Box<dyn FnOnce() -> RecordBatch + Send>;
 
 /// Accumulates a run's records in columns and hands them to a sink in bounded batches;
 /// keeps only what the summary needs (the statistics inputs of messages in the window,
@@ -102,13 +126,15 @@ pub struct Collector {
     rpcs: Vec<pl2_sim::metrics::RpcRecord>,
     iterations: Vec<pl2_sim::metrics::IterationRecord>,
     /// Names of the run's transports by index (the `transport` column of `messages`).
-    transport_names: Vec<String>,
+    transport_names: Arc<Vec<String>>,
     /// The network's framing (the trace's `frame_bytes`).
     framing: pl2_sim::framing::Framing,
     /// Every node's name ([`node_name`]), made at the first flush: the `ports` and
     /// `trace` tables name a node on every row, and formatting it per row was a tenth of
     /// a long run's instructions.
-    node_names: Vec<String>,
+    node_names: Arc<Vec<String>>,
+    /// Every port's (owner, peer) node, made with `node_names`.
+    port_nodes: Arc<Vec<(u32, u32)>>,
     /// Write the `rpcs` / `iterations` tables even when empty.
     rpc_table: bool,
     iteration_table: bool,
@@ -142,8 +168,9 @@ impl Collector {
             probes: Vec::new(),
             rpcs: Vec::new(),
             iterations: Vec::new(),
-            transport_names: vec![DEFAULT_TRANSPORT.to_string()],
-            node_names: Vec::new(),
+            transport_names: Arc::new(vec![DEFAULT_TRANSPORT.to_string()]),
+            node_names: Arc::default(),
+            port_nodes: Arc::default(),
             framing: pl2_sim::framing::Framing::default(),
             rpc_table: false,
             iteration_table: false,
@@ -166,8 +193,8 @@ impl Collector {
     /// Names the run's transports after the default (the scenario's `[transports.NAME]`
     /// tables, in index order).
     pub fn with_transport_names<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> Collector {
-        self.transport_names.truncate(1);
-        self.transport_names.extend(names.into_iter().map(str::to_string));
+        let all = std::iter::once(DEFAULT_TRANSPORT).chain(names);
+        self.transport_names = Arc::new(all.map(str::to_string).collect());
         self
     }
 
@@ -253,40 +280,57 @@ impl Collector {
         }
         let w = self.window;
         if self.node_names.is_empty() {
-            self.node_names = (0..graph.nodes()).map(|n| node_name(graph, n)).collect();
+            self.node_names = Arc::new((0..graph.nodes()).map(|n| node_name(graph, n)).collect());
+            self.port_nodes = Arc::new((0..graph.links.len() as u32 * 2).map(|p| port_ends(graph, p)).collect());
         }
-        let names = &self.node_names;
-        // Batches copy the buffered columns; the buffers are cleared, not replaced, so
-        // their capacity is reused by the next rows instead of being regrown (and the
-        // allocator's heap fragmented) every flush.
-        let batches = [
-            ("messages", messages_batch(&self.msgs, w, &self.transport_names)),
-            ("drops", drops_batch(&self.drops)),
-            ("ports", ports_batch(&self.ports, graph, names)),
-            ("goodput", goodput_batch(&self.goodput)),
-            ("trace", trace_batch(&self.trace, names, &self.transport_names, self.framing)),
-            ("probes", probes_batch(&self.probes, &self.transport_names)),
+        // Each table's rows move into the function that builds its batch, which the sink
+        // may run on its own thread; the buffers keep their capacity for the next rows.
+        let (names, ports, tn) = (&self.node_names, &self.port_nodes, &self.transport_names);
+        let framing = self.framing;
+        let tables: [(&'static str, usize, BuildBatch); 6] = [
+            ("messages", self.msgs.id.len(), {
+                let (m, tn) = (self.msgs.take(), tn.clone());
+                Box::new(move || messages_batch(&m, w, &tn))
+            }),
+            ("drops", self.drops.time.len(), {
+                let d = self.drops.take();
+                Box::new(move || drops_batch(&d))
+            }),
+            ("ports", self.ports.len(), {
+                let (rows, ends, names) = (take_rows(&mut self.ports), ports.clone(), names.clone());
+                Box::new(move || ports_batch(&rows, &ends, &names))
+            }),
+            ("goodput", self.goodput.len(), {
+                let rows = take_rows(&mut self.goodput);
+                Box::new(move || goodput_batch(&rows))
+            }),
+            ("trace", self.trace.len(), {
+                let (rows, names, tn) = (take_rows(&mut self.trace), names.clone(), tn.clone());
+                Box::new(move || trace_batch(&rows, &names, &tn, framing))
+            }),
+            ("probes", self.probes.len(), {
+                let (rows, tn) = (take_rows(&mut self.probes), tn.clone());
+                Box::new(move || probes_batch(&rows, &tn))
+            }),
         ];
-        self.msgs.clear();
-        self.drops.clear();
-        self.ports.clear();
-        self.goodput.clear();
-        self.trace.clear();
-        self.probes.clear();
-        for (name, b) in batches {
-            if force || b.num_rows() > 0 {
-                sink.write(name, b)?;
+        for (name, rows, build) in tables {
+            if force || rows > 0 {
+                sink.write_rows(name, build)?;
             }
         }
-        let apps = [
-            ("rpcs", rpcs_batch(&self.rpcs, w), self.rpc_table),
-            ("iterations", iterations_batch(&self.iterations, w), self.iteration_table),
+        let apps: [(&'static str, usize, bool, BuildBatch); 2] = [
+            ("rpcs", self.rpcs.len(), self.rpc_table, {
+                let rows = take_rows(&mut self.rpcs);
+                Box::new(move || rpcs_batch(&rows, w))
+            }),
+            ("iterations", self.iterations.len(), self.iteration_table, {
+                let rows = take_rows(&mut self.iterations);
+                Box::new(move || iterations_batch(&rows, w))
+            }),
         ];
-        self.rpcs.clear();
-        self.iterations.clear();
-        for (name, b, always) in apps {
-            if (force && always) || b.num_rows() > 0 {
-                sink.write(name, b)?;
+        for (name, rows, always, build) in apps {
+            if (force && always) || rows > 0 {
+                sink.write_rows(name, build)?;
             }
         }
         Ok(())
@@ -418,11 +462,12 @@ pub fn port_ends(graph: &Graph, port: u32) -> (u32, u32) {
 /// One `ports` row: port, window start (ps), max queue, tx bytes, mean queue, end queue.
 type PortRow = (u32, u64, u64, u64, f64, u64);
 
-fn ports_batch(rows: &[PortRow], graph: &Graph, names: &[String]) -> RecordBatch {
+/// `ports` rows; `ends` holds every port's (owner, peer) node ([`port_ends`]).
+fn ports_batch(rows: &[PortRow], ends: &[(u32, u32)], names: &[String]) -> RecordBatch {
     Columns::default()
         .u32("port", rows.iter().map(|r| r.0))
-        .str("node", rows.iter().map(|r| &names[port_ends(graph, r.0).0 as usize]))
-        .str("peer", rows.iter().map(|r| &names[port_ends(graph, r.0).1 as usize]))
+        .str("node", rows.iter().map(|r| &names[ends[r.0 as usize].0 as usize]))
+        .str("peer", rows.iter().map(|r| &names[ends[r.0 as usize].1 as usize]))
         .u64("window_start_ps", rows.iter().map(|r| r.1))
         .u64("max_queue_bytes", rows.iter().map(|r| r.2))
         .u64("tx_bytes", rows.iter().map(|r| r.3))
