@@ -63,6 +63,14 @@ impl Simulation {
     /// reuse.
     pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
         self.layer_on_actions(h, tp, &mut acts);
+        if acts.is_idle() {
+            // Nothing for the engine (a transport told of a dequeued frame, say): the
+            // buffer goes back as it is, with what only the layer reads cleared.
+            acts.finished.clear();
+            acts.wake = false;
+            self.actions.push(acts);
+            return;
+        }
         let now = self.now;
         if !acts.sends.is_empty() {
             self.hand_over(h, tp, &acts);

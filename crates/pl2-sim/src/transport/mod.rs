@@ -118,6 +118,18 @@ pub struct Actions {
 }
 
 impl Actions {
+    /// Whether nothing here is for the engine to carry out (`finished` and `wake` are
+    /// for the host layer, which has seen them by then).
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.sends.is_empty()
+            && self.timers.is_empty()
+            && self.delivered.is_empty()
+            && self.released.is_empty()
+            && self.goodput_bytes == 0
+            && self.probes.is_empty()
+    }
+
     pub fn clear(&mut self) {
         self.sends.clear();
         self.timers.clear();

@@ -293,8 +293,16 @@ impl TcpHost {
     /// which starts the bursts it can; TCP learns which segments left; every frame emitted
     /// in this call that TCP has not already counted takes its place in its thread's
     /// transmit-ring share (the NIC reports each one when it takes it). Without PL2:
-    /// nothing to do.
+    /// nothing to do (tested inline: every TCP call ends here).
+    #[inline(always)]
     fn schedule(&mut self, now: SimTime, from: usize, out: &mut Actions) {
+        if self.pl2.is_some() {
+            self.schedule_pl2(now, from, out);
+        }
+    }
+
+    /// [`TcpHost::schedule`] over PL2.
+    fn schedule_pl2(&mut self, now: SimTime, from: usize, out: &mut Actions) {
         let Some(layer) = self.pl2.as_mut() else { return };
         for (i, start, spec) in self.sender.staged.drain(..) {
             layer.stage(i, start, spec);
