@@ -15,7 +15,8 @@ pub(crate) struct Columns {
 }
 
 /// A typed column method: an optional column (a builder's `append_option`, nullable) or a
-/// plain one (an array from its values, not nullable). The optional arm comes first: `Option<T>` is a type too.
+/// plain one (an array from its values, not nullable). The optional arm comes first:
+/// `Option<T>` is a type too.
 macro_rules! column {
     ($name:ident: $builder:ty, Option<$t:ty>) => {
         pub(crate) fn $name(self, name: &str, values: impl IntoIterator<Item = Option<$t>>) -> Self {

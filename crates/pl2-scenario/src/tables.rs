@@ -285,7 +285,7 @@ impl Collector {
         }
         // Each table's rows move into the function that builds its batch, which the sink
         // may run on its own thread; the buffers keep their capacity for the next rows.
-        let (names, ports, tn) = (&self.node_names, &self.port_nodes, &self.transport_names);
+        let (names, ends, tn) = (&self.node_names, &self.port_nodes, &self.transport_names);
         let framing = self.framing;
         let tables: [(&'static str, usize, BuildBatch); 6] = [
             ("messages", self.msgs.id.len(), {
@@ -297,7 +297,7 @@ impl Collector {
                 Box::new(move || drops_batch(&d))
             }),
             ("ports", self.ports.len(), {
-                let (rows, ends, names) = (take_rows(&mut self.ports), ports.clone(), names.clone());
+                let (rows, ends, names) = (take_rows(&mut self.ports), ends.clone(), names.clone());
                 Box::new(move || ports_batch(&rows, &ends, &names))
             }),
             ("goodput", self.goodput.len(), {

@@ -65,9 +65,8 @@ impl Simulation {
         self.layer_on_actions(h, tp, &mut acts);
         if acts.is_idle() {
             // Nothing for the engine (a transport told of a dequeued frame, say): the
-            // buffer goes back as it is, with what only the layer reads cleared.
-            acts.finished.clear();
-            acts.wake = false;
+            // buffer goes straight back.
+            acts.clear();
             self.actions.push(acts);
             return;
         }

@@ -236,3 +236,33 @@ impl<P: Protocol + ?Sized> Protocol for Box<P> {
         (**self).pull(now, flow, out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffer is idle only when the engine has nothing to carry out: each thing the
+    /// engine acts on makes it busy on its own, and what only a host layer reads does not.
+    #[test]
+    fn an_action_buffer_is_idle_only_when_the_engine_has_nothing_to_do() {
+        let engine_work: [fn(&mut Actions); 6] = [
+            |a| a.sends.push(crate::packet::SendSpec::default()),
+            |a| a.set_timer(1, SimTime(5)),
+            |a| a.delivered.push((0, 0)),
+            |a| a.released.push(0),
+            |a| a.goodput_bytes = 1,
+            |a| a.probes.push((0, "cwnd", 1.0)),
+        ];
+        for (i, add) in engine_work.iter().enumerate() {
+            let mut a = Actions::default();
+            add(&mut a);
+            assert!(!a.is_idle(), "work {i} left the buffer idle");
+            a.clear();
+            assert!(a.is_idle(), "work {i} survived clear()");
+        }
+        let mut a = Actions::default();
+        a.finished.push((0, 0));
+        a.wake = true;
+        assert!(a.is_idle(), "a layer's own fields made the buffer busy");
+    }
+}
