@@ -42,6 +42,17 @@ pub struct ParallelWriter<W: Write + Send> {
     threads: usize,
 }
 
+/// At most `asked` threads, and no more than the machine's cores, [`MAX_THREADS`] or
+/// `columns`; the cores are looked up (files under `/proc` and `/sys` on Linux) only
+/// when more than one thread is asked for.
+fn thread_count(asked: usize, columns: usize) -> usize {
+    if asked <= 1 {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    asked.min(cores).min(MAX_THREADS).min(columns).max(1)
+}
+
 impl<W: Write + Send> ParallelWriter<W> {
     /// Takes over an `ArrowWriter` that has written nothing (its file header, schema and
     /// properties, whose row-group limits it keeps); at most `threads` threads (and no
@@ -49,9 +60,19 @@ impl<W: Write + Send> ParallelWriter<W> {
     pub fn new(writer: parquet::arrow::ArrowWriter<W>, schema: SchemaRef, threads: usize) -> Result<Self> {
         let (file, factory) = writer.into_serialized_writer()?;
         let (max_rows, max_bytes) = (file.properties().max_row_group_row_count(), file.properties().max_row_group_bytes());
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        let threads = threads.min(cores).min(MAX_THREADS).min(schema.fields().len()).max(1);
+        let threads = thread_count(threads, schema.fields().len());
         Ok(ParallelWriter { file, factory, schema, open: None, max_rows, max_bytes, threads })
+    }
+
+    /// Sets up the next row group's column writers (their encoders and compressors) now
+    /// rather than at the next row written. A group that never receives a row is not
+    /// written.
+    pub fn open_group(&mut self) -> Result<()> {
+        if self.open.is_none() {
+            let writers = self.factory.create_column_writers(self.file.flushed_row_groups().len())?;
+            self.open = Some(Open { writers, rows: 0 });
+        }
+        Ok(())
     }
 
     /// Writes `batch`, closing row groups where `ArrowWriter::write` would.
@@ -61,10 +82,7 @@ impl<W: Write + Send> ParallelWriter<W> {
         }
         let mut remaining = batch.clone();
         loop {
-            if self.open.is_none() {
-                let writers = self.factory.create_column_writers(self.file.flushed_row_groups().len())?;
-                self.open = Some(Open { writers, rows: 0 });
-            }
+            self.open_group()?;
             let open = self.open.as_ref().expect("opened above");
             let mut split_at = match self.max_rows {
                 Some(max) if open.rows + remaining.num_rows() > max => Some(max - open.rows),
@@ -131,9 +149,10 @@ impl<W: Write + Send> ParallelWriter<W> {
         })
     }
 
-    /// Closes the open row group and appends its column chunks in column order.
+    /// Closes the open row group, if it has rows, and appends its column chunks in column
+    /// order.
     fn flush(&mut self) -> Result<()> {
-        let Some(open) = self.open.take() else { return Ok(()) };
+        let Some(open) = self.open.take().filter(|o| o.rows > 0) else { return Ok(()) };
         let mut group = self.file.next_row_group()?;
         for w in open.writers {
             w.close()?.append_to_row_group(&mut group)?;

@@ -65,6 +65,7 @@ pub fn run_scenario(
         .with_app_tables(has(|x| matches!(x, WorkloadConfig::Rpc(_))), has(|x| matches!(x, WorkloadConfig::PsShuffle(_))))
         .with_transport_names(sc.transports.keys().map(String::as_str))
         .with_framing(sc.network.framing);
+    col.prepare(sim.graph(), sink)?;
     let wall0 = std::time::Instant::now();
     let mut sink_wall = std::time::Duration::ZERO;
     let mut budget = sc.run.event_budget;

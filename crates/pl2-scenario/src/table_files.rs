@@ -4,9 +4,14 @@
 //! the run or interrupting it.
 //!
 //! Each table's file is written unnamed (`O_TMPFILE` on Linux, see the `tempfile` crate)
-//! in the output directory and copied to `<table>.parquet` only when the run ends
-//! ([`TableFiles::finish`] then [`Written::persist`]), so a run that is killed or fails
-//! leaves no file behind, and none it did not finish.
+//! in the output directory and named `<table>.parquet` only when the run ends
+//! ([`TableFiles::finish`] then [`Written::persist`]: linked into the directory, or copied
+//! where it cannot be), so a run that is killed or fails leaves no file behind, and none
+//! it did not finish. A table's writer and its first row group's column writers are made
+//! at its first batch, which [`crate::output::ParquetSink::prepare`] hands over empty before the
+//! run: on a short run, whose tables all come whole at its end, that setup is much of what
+//! encoding them costs after the run (a 16-row, 21-column `messages` table: about 1.3 ms
+//! with it, 0.6 ms without).
 //!
 //! What this costs in memory is the open writers' state: per column, its encoders (pages
 //! cut at [`crate::output::PAGE_BYTES`]) and the pages of the open row group (closed at
@@ -41,12 +46,45 @@ pub struct Written {
 }
 
 impl Written {
-    /// Copies the file to `path` (created, or truncated if it exists).
+    /// Names the file `path` (replacing a file of that name): on Linux the unnamed file
+    /// itself is linked there, so a large table is not written twice; elsewhere, or if the
+    /// file system refuses, it is copied.
     pub fn persist(mut self, path: &Path) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        if link_unnamed(&self.file, path).is_ok() {
+            return Ok(());
+        }
         self.file.seek(SeekFrom::Start(0))?;
         std::io::copy(&mut self.file, &mut File::create(path)?)?;
         Ok(())
     }
+}
+
+/// Gives `file`, created with `O_TMPFILE`, the name `path`: linked under a name of its
+/// own beside `path` (`linkat` cannot replace a file), then renamed over `path`. Fails,
+/// leaving no name behind, if `file` is not such a file (`tempfile` falls back to a named
+/// file it deletes at once where `O_TMPFILE` is missing: that one cannot be linked again).
+#[cfg(target_os = "linux")]
+fn link_unnamed(file: &File, path: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let name = path.file_name().ok_or_else(|| std::io::Error::other("no file name"))?;
+    let mut part = std::ffi::OsString::from(".");
+    part.push(name);
+    part.push(format!(".{}.part", std::process::id()));
+    let part = path.with_file_name(part);
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    let to = CString::new(part.as_os_str().as_bytes())?;
+    // SAFETY: both arguments are NUL-terminated strings that outlive the call; linkat
+    // reads them and touches no other memory of this process.
+    let r = unsafe { libc::linkat(libc::AT_FDCWD, from.as_ptr(), libc::AT_FDCWD, to.as_ptr(), libc::AT_SYMLINK_FOLLOW) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    std::fs::rename(&part, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&part);
+    })
 }
 
 /// Every table's Parquet writer, fed on a thread of its own.
@@ -66,8 +104,15 @@ impl TableFiles {
                 let batch = build();
                 let w = match tables.entry(name) {
                     std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                    // One encoding thread: the simulation has the other core.
-                    std::collections::btree_map::Entry::Vacant(e) => e.insert(parquet_writer(tempfile::tempfile_in(&dir)?, batch.schema(), 1)?),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        // One encoding thread: the simulation has the other core.
+                        let w = e.insert(parquet_writer(tempfile::tempfile_in(&dir)?, batch.schema(), 1)?);
+                        // Column writers allocate and clear their buffers when they are
+                        // made: made now, often before the run's first row (see
+                        // `ParquetSink::prepare`), so not after its last.
+                        w.open_group().map_err(std::io::Error::other)?;
+                        w
+                    }
                 };
                 w.write(&batch).map_err(std::io::Error::other)?;
             }

@@ -107,6 +107,15 @@ pub trait TableSink {
     fn write_rows(&mut self, name: &'static str, build: BuildBatch) -> std::io::Result<()> {
         self.write(name, build())
     }
+
+    /// Before the run: table `name` will be written, with the columns of the batch `empty`
+    /// builds (none of its rows). A sink that encodes as the run goes sets up the table's
+    /// writer now, beside the simulation's start rather than after its end; by default
+    /// nothing is done. What is written does not depend on it.
+    fn prepare(&mut self, name: &'static str, empty: BuildBatch) -> std::io::Result<()> {
+        let _ = (name, empty);
+        Ok(())
+    }
 }
 
 /// Builds one batch from rows it owns.
@@ -278,6 +287,29 @@ impl Collector {
         if !force && self.rows() < FLUSH_ROWS {
             return Ok(());
         }
+        for (name, rows, always, build) in self.take_batches(graph) {
+            if (force && always) || rows > 0 {
+                sink.write_rows(name, build)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells `sink` every table the run will write, each with a batch of none of its rows
+    /// ([`TableSink::prepare`]). Call before the first records are ingested.
+    pub fn prepare(&mut self, graph: &Graph, sink: &mut dyn TableSink) -> std::io::Result<()> {
+        assert_eq!(self.rows(), 0, "Collector::prepare after records were ingested");
+        for (name, _, always, build) in self.take_batches(graph) {
+            if always {
+                sink.prepare(name, build)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every table's buffered rows, moved into the function that builds their batch: (the
+    /// table, its rows, whether the run writes it even without rows, the function).
+    fn take_batches(&mut self, graph: &Graph) -> [(&'static str, usize, bool, BuildBatch); 8] {
         let w = self.window;
         if self.node_names.is_empty() {
             self.node_names = Arc::new((0..graph.nodes()).map(|n| node_name(graph, n)).collect());
@@ -287,38 +319,31 @@ impl Collector {
         // may run on its own thread; the buffers keep their capacity for the next rows.
         let (names, ends, tn) = (&self.node_names, &self.port_nodes, &self.transport_names);
         let framing = self.framing;
-        let tables: [(&'static str, usize, BuildBatch); 6] = [
-            ("messages", self.msgs.id.len(), {
+        [
+            ("messages", self.msgs.id.len(), true, {
                 let (m, tn) = (self.msgs.take(), tn.clone());
                 Box::new(move || messages_batch(&m, w, &tn))
             }),
-            ("drops", self.drops.time.len(), {
+            ("drops", self.drops.time.len(), true, {
                 let d = self.drops.take();
                 Box::new(move || drops_batch(&d))
             }),
-            ("ports", self.ports.len(), {
+            ("ports", self.ports.len(), true, {
                 let (rows, ends, names) = (take_rows(&mut self.ports), ends.clone(), names.clone());
                 Box::new(move || ports_batch(&rows, &ends, &names))
             }),
-            ("goodput", self.goodput.len(), {
+            ("goodput", self.goodput.len(), true, {
                 let rows = take_rows(&mut self.goodput);
                 Box::new(move || goodput_batch(&rows))
             }),
-            ("trace", self.trace.len(), {
+            ("trace", self.trace.len(), true, {
                 let (rows, names, tn) = (take_rows(&mut self.trace), names.clone(), tn.clone());
                 Box::new(move || trace_batch(&rows, &names, &tn, framing))
             }),
-            ("probes", self.probes.len(), {
+            ("probes", self.probes.len(), true, {
                 let (rows, tn) = (take_rows(&mut self.probes), tn.clone());
                 Box::new(move || probes_batch(&rows, &tn))
             }),
-        ];
-        for (name, rows, build) in tables {
-            if force || rows > 0 {
-                sink.write_rows(name, build)?;
-            }
-        }
-        let apps: [(&'static str, usize, bool, BuildBatch); 2] = [
             ("rpcs", self.rpcs.len(), self.rpc_table, {
                 let rows = take_rows(&mut self.rpcs);
                 Box::new(move || rpcs_batch(&rows, w))
@@ -327,13 +352,7 @@ impl Collector {
                 let rows = take_rows(&mut self.iterations);
                 Box::new(move || iterations_batch(&rows, w))
             }),
-        ];
-        for (name, rows, always, build) in apps {
-            if (force && always) || rows > 0 {
-                sink.write_rows(name, build)?;
-            }
-        }
-        Ok(())
+        ]
     }
 }
 

@@ -202,6 +202,31 @@ fn same_scenario_same_seed_gives_identical_files() {
     assert_ne!(o.summary["messages"], summary["messages"], "a different seed must give different samples");
 }
 
+/// The files written as the run goes (tables set up before the run, encoded on their own
+/// thread, named at the end) are byte for byte what `write_parquet` makes of the batches
+/// the same run hands an in-memory sink, every table, including those without a row.
+#[test]
+fn files_written_during_the_run_equal_the_in_memory_tables_written_after() {
+    let sc = Scenario::parse(BASE, Path::new(".")).unwrap();
+    let d = std::env::temp_dir().join(format!("pl2-sinks-{}", std::process::id()));
+    let mut sink = ParquetSink::new(&d).unwrap();
+    let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
+    sink.finish(&out).unwrap();
+    let mut memory = MemorySink::default();
+    run_scenario(&sc, Path::new("."), &mut memory, &mut |_| true).unwrap();
+    let expected = d.join("expected");
+    std::fs::create_dir(&expected).unwrap();
+    let tables = memory.into_batches();
+    assert!(tables.iter().any(|(_, b)| b.iter().all(|b| b.num_rows() == 0)), "no table without rows: the case is not tested");
+    for (name, batches) in tables {
+        let f = format!("{name}.parquet");
+        pl2_scenario::output::write_parquet(&expected.join(&f), batches.into_iter().map(Ok)).unwrap();
+        let same = std::fs::read(d.join(&f)).unwrap() == std::fs::read(expected.join(&f)).unwrap();
+        assert!(same, "{f}: the file written during the run differs from the in-memory table's");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn an_event_budget_longer_than_a_slice_stops_exactly_at_the_budget() {
     // The runner drains records every few thousand events; the budget spans slices.
