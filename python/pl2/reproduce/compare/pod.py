@@ -21,6 +21,7 @@ from typing import Any
 
 from pl2.reproduce.common import Context
 from pl2.reproduce.compare import common as C
+from pl2.reproduce.compare import fluid
 from pl2.reproduce.compare.designs import designs
 
 NAME = "compare-pod"
@@ -486,6 +487,7 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
     for job, res in zip(js, ctx.run_many(js), strict=True):
         shared = _shares_receiver(res.messages)
         m = res.messages.filter(pl.col("in_window"))
+        model = {d: fluid.slowdowns(res.messages, d) for d in fluid.DISCIPLINES} if job.params["design"] in ("Polo", "Homa") else {}
         f = m.filter(pl.col("latency_ps").is_not_null())
         sl = sorted((f["latency_ps"] / f["ideal_ps"]).to_list())
         small = m.filter(pl.col("size_bytes") <= 100_000)
@@ -500,6 +502,64 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
                                      # (slowdown, ∞ if unfinished; shares its receiver with a larger message; size)
                                      "rx": m.select((pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf),
                                                     pl.col("id").is_in(shared), "size_bytes").rows()}
+        if model:
+            ids = m["id"].to_list()
+            out[job.params["design"]]["fluid"] = {d: [v[i] for i in ids] for d, v in model.items()}
+        if job.params["design"] == "Polo":
+            out["Polo"]["rx_rate"] = _rx_rates(m, res.table("goodput"))
+            _, per_byte = fluid.line_fit(res.messages["size_bytes"].to_list(), res.messages["ideal_ps"].to_list())
+            out["Polo"]["line_gbps"] = 8e3 / per_byte
+    return out
+
+
+def _rx_rates(m, goodput) -> list[tuple[float, float | None]]:
+    """Per measured message: (its slowdown, ∞ if unfinished; the payload rate its
+    receiver took in, in Gbps, over the goodput windows that begin while it is open, or
+    None if none does)."""
+    import polars as pl
+
+    starts = sorted(set(goodput["window_start_ps"].to_list()))
+    w = min((b - a for a, b in zip(starts, starts[1:])), default=0)
+    out = []
+    for mid, dst, start, lat, ideal in m.select("id", "dst", "start_ps", "latency_ps", "ideal_ps").rows():
+        end = start + lat if lat is not None else (starts[-1] + w if starts else start)
+        g = goodput.filter((pl.col("host") == dst) & (pl.col("window_start_ps") >= start) & (pl.col("window_start_ps") < end))
+        first, last = -(-start // w) * w if w else 0, end
+        n = len(range(first, last, w)) if w else 0
+        out.append((lat / ideal if lat is not None else math.inf, g["payload_bytes"].sum() * 8 / (n * w) * 1e3 if n else None))
+    return out
+
+
+def _fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
+    """Polo's and Homa's pooled p99 slowdown against the fluid model of the same
+    messages on the hosts' links (`fluid.py`), shared fairly and shortest first; and the
+    payload rate the receivers of Polo's slowest 1 % took in while those were open."""
+    if not by_seed or not all("fluid" in t.get(d, {}) for t in by_seed.values() for d in ("Polo", "Homa")):
+        return ""
+    f = C.slowdown
+    got = {}
+    for d in ("Polo", "Homa"):
+        n = sum(t[d]["n"] for t in by_seed.values())
+        got[d] = {k: C.pct(sorted(v for t in by_seed.values() for v in t[d]["fluid"][k]), n, 0.99) for k in fluid.DISCIPLINES}
+        got[d]["run"] = _pooled_p99(by_seed, d)
+    rows = [r for t in by_seed.values() for r in t["Polo"]["rx_rate"]]
+    k = max(1, len(rows) // 100)
+    rates = sorted(r[1] for r in sorted(rows, key=lambda r: -r[0])[:k] if r[1] is not None)
+    p, h = got["Polo"], got["Homa"]
+    out = (f" A fluid model of the same messages (`compare/fluid.py`: each served on its sender's and on its receiver's "
+           f"link at its line-rate transfer time, no queues, no control loop; its latency the slower of the two plus the "
+           f"fixed part of its ideal time), pooled over seeds {_seeds(by_seed)}: with every host link shared equally among "
+           f"its open messages, p99 slowdown {f(p['fair'])} for Polo's messages and {f(h['fair'])} for Homa's; shared "
+           f"shortest first, {f(p['srpt'])} and {f(h['srpt'])}; measured, Polo {f(p['run'])} and Homa {f(h['run'])}.")
+    line = min(t["Polo"]["line_gbps"] for t in by_seed.values())
+    rate = rates[(len(rates) - 1) // 2] if rates else None
+    if rate is not None:
+        out += (f" While Polo's {k} slowest messages were open, their receivers took in a median {rate:.0f} Gbps of "
+                f"payload, of the {line:.0f} Gbps a link carries with Polo's framing.")
+    if p["run"] is not None and p["fair"] is not None and p["run"] > 1.5 * p["fair"]:
+        out += (" So fair sharing of the hosts' links does not account for Polo's tail: its contended messages are "
+                "driven below an equal share of their receiver's link"
+                + (", and the link is not kept full meanwhile." if rate is not None and rate < 0.9 * line else "."))
     return out
 
 
@@ -607,7 +667,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_SINGLE)
                      + "".join(f"; {n} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d, n in COMBOS.items()) + ", against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
-                     + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {})
+                     + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
