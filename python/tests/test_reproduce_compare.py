@@ -288,6 +288,21 @@ def test_fluid_check_is_worked_from_the_pooled_rows() -> None:
     assert pod._fluid_check({1: {"Polo": {"n": 1}, "Homa": {"n": 1}}}) == ""
 
 
+def test_pause_tail_by_hand() -> None:
+    """Two seeds of 100 messages (slowest 1 %: 2). Polo's slowest, 50 on seed 1, is 5
+    without the pause (more than twice as slow with it); the next, 9 on seed 2, is 8
+    without it (not): one made by the pause, the other a median 8.0 without against 9.0."""
+    by_seed = {s: {"Polo": {"by_id": {i: 1.0 for i in range(100)}}, "Polo no pause": {"by_id": {i: 1.0 for i in range(100)}}}
+               for s in (1, 2)}
+    by_seed[1]["Polo"]["by_id"][7], by_seed[1]["Polo no pause"]["by_id"][7] = 50.0, 5.0
+    by_seed[2]["Polo"]["by_id"][3], by_seed[2]["Polo no pause"]["by_id"][3] = 9.0, 8.0
+    text = pod._pause_tail(by_seed)
+    assert text == (" The same 2 slowest messages of Polo's, pooled, in the runs without the pause (`Polo no pause`, same "
+                    "seeds and messages): 1 of them more than twice as slow with the pause as without it (with it 50.0; "
+                    "without 5.0); the other 1 a median 8.0 without it against 9.0 with it.")
+    assert pod._pause_tail({1: {"Polo": {}}}) == ""
+
+
 def test_rx_rates_by_hand() -> None:
     """Windows of 10 ps. A message to host 3 open from 5 to 35: the windows that begin
     inside are 10, 20 and 30 (30 ps), holding 30 + 0 + 15 bytes at host 3 (the window at 20

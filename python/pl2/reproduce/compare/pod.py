@@ -505,6 +505,8 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
         if model:
             ids = m["id"].to_list()
             out[job.params["design"]]["fluid"] = {d: [v[i] for i in ids] for d, v in model.items()}
+        if job.params["design"] in ("Polo", POLO_NP):
+            out[job.params["design"]]["by_id"] = dict(m.select("id", (pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf)).rows())
         if job.params["design"] == "Polo":
             out["Polo"]["rx_rate"] = _rx_rates(m, res.table("goodput"))
             _, per_byte = fluid.line_fit(res.messages["size_bytes"].to_list(), res.messages["ideal_ps"].to_list())
@@ -527,6 +529,29 @@ def _rx_rates(m, goodput) -> list[tuple[float, float | None]]:
         first, last = -(-start // w) * w if w else 0, end
         n = len(range(first, last, w)) if w else 0
         out.append((lat / ideal if lat is not None else math.inf, g["payload_bytes"].sum() * 8 / (n * w) * 1e3 if n else None))
+    return out
+
+
+def _pause_tail(by_seed: dict[int, dict[str, Any]]) -> str:
+    """Polo's slowest 1 % of messages pooled over the seeds, and the same messages'
+    slowdowns in the run without Polo's pause (same seed, same messages)."""
+    if not by_seed or not all("by_id" in t.get(d, {}) for t in by_seed.values() for d in ("Polo", POLO_NP)):
+        return ""
+    rows = [(v, t[POLO_NP]["by_id"].get(i, math.nan)) for t in by_seed.values() for i, v in t["Polo"]["by_id"].items()]
+    k = max(1, len(rows) // 100)
+    top = sorted(rows, key=lambda r: -r[0])[:k]
+    paused = [r for r in top if r[0] > 2 * r[1]]
+    rest = [r for r in top if not r[0] > 2 * r[1]]
+    f = C.slowdown
+    med = lambda v: sorted(v)[(len(v) - 1) // 2]  # noqa: E731
+    out = (f" The same {k} slowest messages of Polo's, pooled, in the runs without the pause (`{POLO_NP}`, same seeds "
+           f"and messages): {len(paused)} of them more than twice as slow with the pause as without it"
+           + (f" (with it {', '.join(f(r[0]) for r in paused)}; without {', '.join(f(r[1]) for r in paused)})" if paused else ""))
+    if rest:
+        out += (f"; the other {len(rest)} a median {f(med([r[1] for r in rest]))} without it against "
+                f"{f(med([r[0] for r in rest]))} with it.")
+    else:
+        out += "."
     return out
 
 
@@ -667,7 +692,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_SINGLE)
                      + "".join(f"; {n} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d, n in COMBOS.items()) + ", against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
-                     + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {})
+                     + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {}) + _pause_tail(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
