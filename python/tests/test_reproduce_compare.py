@@ -303,6 +303,34 @@ def test_pause_tail_by_hand() -> None:
     assert pod._pause_tail({1: {"Polo": {}}}) == ""
 
 
+def test_same_messages_by_hand() -> None:
+    """One seed of 300 messages (slowest 1 %: 3, slowdowns 30, 20, 10; median 20). In
+    the run without the pause the same three are 3, 2 and 1 (median 2); with a first
+    burst of 36, 40, 25 and 5 (median 25). Other diagnostics, not run, are left out."""
+    polo = {i: 1.0 for i in range(300)}
+    polo.update({5: 30.0, 6: 20.0, 7: 10.0})
+    nop = {i: 1.0 for i in range(300)}
+    nop.update({5: 3.0, 6: 2.0, 7: 1.0})
+    burst = {i: 1.0 for i in range(300)}
+    burst.update({5: 40.0, 6: 25.0, 7: 5.0})
+    by_seed = {1: {"Polo": {"by_id": polo}, "Polo no pause": {"by_id": nop}, "Polo first burst 36": {"by_id": burst}}}
+    assert pod._same_messages(by_seed) == (" Those 3 messages in each diagnostic's runs (same seeds and messages), median "
+                                           "slowdown: 20.0 as run; a first burst of 36 packets 25.0; no pause 2.0.")
+    assert pod._same_messages({1: {"Polo": {"by_id": polo}}}) == ""
+
+
+def test_tail_after_by_hand() -> None:
+    """200 messages (slowest 1 %: 2). As run, the two slowest are 50 and 60 KB (median
+    the lower, 50); with the three settings, 3 MB at 8.0 and 1 MB at 7.0."""
+    rest = [(1.0, False, 10_000)] * 198
+    by_seed = {1: {"Polo": {"rx": rest + [(20.0, True, 50_000), (10.0, True, 60_000)]},
+                   "Polo three that help": {"rx": rest + [(8.0, False, 3_000_000), (7.0, False, 1_000_000)]}}}
+    assert pod._tail_after(by_seed) == (" With a first burst of 36, no pause and short first together, the run's own slowest 2 "
+                                        "messages (pooled): median size 1,000 KB (1,000 KB to 3,000 KB), "
+                                        "slowdowns 7.0 to 8.0, against median 50 KB (50 KB to 60 KB) as run.")
+    assert pod._tail_after({1: {"Polo": {"rx": rest}}}) == ""
+
+
 def test_rx_rates_by_hand() -> None:
     """Windows of 10 ps. A message to host 3 open from 5 to 35: the windows that begin
     inside are 10, 20 and 30 (30 ps), holding 30 + 0 + 15 bytes at host 3 (the window at 20

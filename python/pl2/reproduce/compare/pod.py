@@ -505,7 +505,7 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
         if model:
             ids = m["id"].to_list()
             out[job.params["design"]]["fluid"] = {d: [v[i] for i in ids] for d, v in model.items()}
-        if job.params["design"] in ("Polo", POLO_NP):
+        if job.params["design"] == "Polo" or job.params["design"] in TAIL_DIAG:
             out[job.params["design"]]["by_id"] = dict(m.select("id", (pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf)).rows())
         if job.params["design"] == "Polo":
             out["Polo"]["rx_rate"] = _rx_rates(m, res.table("goodput"))
@@ -553,6 +553,42 @@ def _pause_tail(by_seed: dict[int, dict[str, Any]]) -> str:
     else:
         out += "."
     return out
+
+
+def _same_messages(by_seed: dict[int, dict[str, Any]]) -> str:
+    """The median slowdown of Polo's slowest 1 % of messages (pooled over the seeds) in
+    each diagnostic's runs: the same messages, so a setting that speeds up the messages
+    that made the tail shows here even when the tail is then made by others."""
+    ds = [d for d in TAIL_DIAG if all("by_id" in t.get(d, {}) for t in by_seed.values())]
+    if not by_seed or not ds or not all("by_id" in t.get("Polo", {}) for t in by_seed.values()):
+        return ""
+    top = sorted(((v, s, i) for s, t in by_seed.items() for i, v in t["Polo"]["by_id"].items()), key=lambda r: -r[0])
+    top = top[:max(1, len(top) // 100)]
+    f = C.slowdown
+    med = lambda v: sorted(v)[(len(v) - 1) // 2]  # noqa: E731
+    parts = [f"{_diag_name(d)} {f(med([by_seed[s][d]['by_id'].get(i, math.nan) for _, s, i in top]))}" for d in ds]
+    return (f" Those {len(top)} messages in each diagnostic's runs (same seeds and messages), median slowdown: "
+            f"{f(med([r[0] for r in top]))} as run; " + "; ".join(parts) + ".")
+
+
+def _tail_after(by_seed: dict[int, dict[str, Any]], d: str = "Polo three that help") -> str:
+    """Which messages make the slowest 1 % (pooled over the seeds) of diagnostic `d`'s
+    runs: their sizes and slowdowns, against Polo's as run."""
+    if not by_seed or not all("rx" in t.get(x, {}) for t in by_seed.values() for x in ("Polo", d)):
+        return ""
+
+    def top(x: str) -> list[tuple[float, bool, int]]:
+        rows = [r for t in by_seed.values() for r in t[x]["rx"]]
+        return sorted(rows, key=lambda r: -r[0])[:max(1, len(rows) // 100)]
+
+    f = C.slowdown
+    kb = lambda v: f"{v / 1000:,.0f} KB"  # noqa: E731
+    a, b = top("Polo"), top(d)
+    size = lambda rows: sorted(r[2] for r in rows)  # noqa: E731
+    sa, sb = size(a), size(b)
+    return (f" With {_diag_name(d)}, the run's own slowest {len(b)} messages (pooled): median size "
+            f"{kb(sb[(len(sb) - 1) // 2])} ({kb(sb[0])} to {kb(sb[-1])}), slowdowns {f(b[-1][0])} to {f(b[0][0])}, "
+            f"against median {kb(sa[(len(sa) - 1) // 2])} ({kb(sa[0])} to {kb(sa[-1])}) as run.")
 
 
 def _fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
@@ -693,6 +729,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      + "".join(f"; {n} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d, n in COMBOS.items()) + ", against "
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
                      + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {}) + _pause_tail(by_seed or {})
+                     + _same_messages(by_seed or {}) + _tail_after(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
