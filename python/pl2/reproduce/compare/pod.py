@@ -537,19 +537,17 @@ def _pause_tail(by_seed: dict[int, dict[str, Any]]) -> str:
     slowdowns in the run without Polo's pause (same seed, same messages)."""
     if not by_seed or not all("by_id" in t.get(d, {}) for t in by_seed.values() for d in ("Polo", POLO_NP)):
         return ""
-    rows = [(v, t[POLO_NP]["by_id"].get(i, math.nan)) for t in by_seed.values() for i, v in t["Polo"]["by_id"].items()]
-    k = max(1, len(rows) // 100)
-    top = sorted(rows, key=lambda r: -r[0])[:k]
+    top = _slowest([(v, t[POLO_NP]["by_id"].get(i, math.nan)) for t in by_seed.values() for i, v in t["Polo"]["by_id"].items()])
+    k = len(top)
     paused = [r for r in top if r[0] > 2 * r[1]]
     rest = [r for r in top if not r[0] > 2 * r[1]]
     f = C.slowdown
-    med = lambda v: sorted(v)[(len(v) - 1) // 2]  # noqa: E731
     out = (f" The same {k} slowest messages of Polo's, pooled, in the runs without the pause (`{POLO_NP}`, same seeds "
            f"and messages): {len(paused)} of them more than twice as slow with the pause as without it"
            + (f" (with it {', '.join(f(r[0]) for r in paused)}; without {', '.join(f(r[1]) for r in paused)})" if paused else ""))
     if rest:
-        out += (f"; the other {len(rest)} a median {f(med([r[1] for r in rest]))} without it against "
-                f"{f(med([r[0] for r in rest]))} with it.")
+        out += (f"; the other {len(rest)} a median {f(_median([r[1] for r in rest]))} without it against "
+                f"{f(_median([r[0] for r in rest]))} with it.")
     else:
         out += "."
     return out
@@ -562,13 +560,11 @@ def _same_messages(by_seed: dict[int, dict[str, Any]]) -> str:
     ds = [d for d in TAIL_DIAG if all("by_id" in t.get(d, {}) for t in by_seed.values())]
     if not by_seed or not ds or not all("by_id" in t.get("Polo", {}) for t in by_seed.values()):
         return ""
-    top = sorted(((v, s, i) for s, t in by_seed.items() for i, v in t["Polo"]["by_id"].items()), key=lambda r: -r[0])
-    top = top[:max(1, len(top) // 100)]
+    top = _slowest([(v, s, i) for s, t in by_seed.items() for i, v in t["Polo"]["by_id"].items()])
     f = C.slowdown
-    med = lambda v: sorted(v)[(len(v) - 1) // 2]  # noqa: E731
-    parts = [f"{_diag_name(d)} {f(med([by_seed[s][d]['by_id'].get(i, math.nan) for _, s, i in top]))}" for d in ds]
+    parts = [f"{_diag_name(d)} {f(_median([by_seed[s][d]['by_id'].get(i, math.nan) for _, s, i in top]))}" for d in ds]
     return (f" Those {len(top)} messages in each diagnostic's runs (same seeds and messages), median slowdown: "
-            f"{f(med([r[0] for r in top]))} as run; " + "; ".join(parts) + ".")
+            f"{f(_median([r[0] for r in top]))} as run; " + "; ".join(parts) + ".")
 
 
 def _tail_after(by_seed: dict[int, dict[str, Any]], d: str = "Polo three that help") -> str:
@@ -577,18 +573,13 @@ def _tail_after(by_seed: dict[int, dict[str, Any]], d: str = "Polo three that he
     if not by_seed or not all("rx" in t.get(x, {}) for t in by_seed.values() for x in ("Polo", d)):
         return ""
 
-    def top(x: str) -> list[tuple[float, bool, int]]:
-        rows = [r for t in by_seed.values() for r in t[x]["rx"]]
-        return sorted(rows, key=lambda r: -r[0])[:max(1, len(rows) // 100)]
-
+    a, b = (_slowest([r for t in by_seed.values() for r in t[x]["rx"]]) for x in ("Polo", d))
     f = C.slowdown
     kb = lambda v: f"{v / 1000:,.0f} KB"  # noqa: E731
-    a, b = top("Polo"), top(d)
-    size = lambda rows: sorted(r[2] for r in rows)  # noqa: E731
-    sa, sb = size(a), size(b)
+    sa, sb = sorted(r[2] for r in a), sorted(r[2] for r in b)
     return (f" With {_diag_name(d)}, the run's own slowest {len(b)} messages (pooled): median size "
-            f"{kb(sb[(len(sb) - 1) // 2])} ({kb(sb[0])} to {kb(sb[-1])}), slowdowns {f(b[-1][0])} to {f(b[0][0])}, "
-            f"against median {kb(sa[(len(sa) - 1) // 2])} ({kb(sa[0])} to {kb(sa[-1])}) as run.")
+            f"{kb(_median(sb))} ({kb(sb[0])} to {kb(sb[-1])}), slowdowns {f(b[-1][0])} to {f(b[0][0])}, "
+            f"against median {kb(_median(sa))} ({kb(sa[0])} to {kb(sa[-1])}) as run.")
 
 
 def _fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
@@ -603,9 +594,9 @@ def _fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
         n = sum(t[d]["n"] for t in by_seed.values())
         got[d] = {k: C.pct(sorted(v for t in by_seed.values() for v in t[d]["fluid"][k]), n, 0.99) for k in fluid.DISCIPLINES}
         got[d]["run"] = _pooled_p99(by_seed, d)
-    rows = [r for t in by_seed.values() for r in t["Polo"]["rx_rate"]]
-    k = max(1, len(rows) // 100)
-    rates = sorted(r[1] for r in sorted(rows, key=lambda r: -r[0])[:k] if r[1] is not None)
+    top = _slowest([r for t in by_seed.values() for r in t["Polo"]["rx_rate"]])
+    k = len(top)
+    rates = [r[1] for r in top if r[1] is not None]
     p, h = got["Polo"], got["Homa"]
     out = (f" A fluid model of the same messages (`compare/fluid.py`: each served on its sender's and on its receiver's "
            f"link at its line-rate transfer time, no queues, no control loop; its latency the slower of the two plus the "
@@ -613,7 +604,7 @@ def _fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
            f"its open messages, p99 slowdown {f(p['fair'])} for Polo's messages and {f(h['fair'])} for Homa's; shared "
            f"shortest first, {f(p['srpt'])} and {f(h['srpt'])}; measured, Polo {f(p['run'])} and Homa {f(h['run'])}.")
     line = min(t["Polo"]["line_gbps"] for t in by_seed.values())
-    rate = rates[(len(rates) - 1) // 2] if rates else None
+    rate = _median(rates) if rates else None
     if rate is not None:
         out += (f" While Polo's {k} slowest messages were open, their receivers took in a median {rate:.0f} Gbps of "
                 f"payload, of the {line:.0f} Gbps a link carries with Polo's framing.")
@@ -638,6 +629,17 @@ def _shares_receiver(messages) -> list[int]:
     return j["id"].unique().to_list()
 
 
+def _slowest(rows: list) -> list:
+    """The slowest 1 % (at least one) of `rows`, each a tuple whose first item is a
+    slowdown, slowest first."""
+    return sorted(rows, key=lambda r: -r[0])[:max(1, len(rows) // 100)]
+
+
+def _median(v: list[float]) -> float:
+    """The lower median."""
+    return sorted(v)[(len(v) - 1) // 2]
+
+
 def _receiver_sharing(by_seed: dict[int, dict[str, Any]]) -> str:
     """Polo's and Homa's slowest 1 % of messages pooled over the seeds: their median
     size and how many shared their receiver with a larger open message, against the
@@ -647,10 +649,10 @@ def _receiver_sharing(by_seed: dict[int, dict[str, Any]]) -> str:
     parts, facts = [], {}
     for d in ("Polo", "Homa"):
         rows = [r for t in by_seed.values() for r in t[d]["rx"]]
-        k = max(1, len(rows) // 100)
-        top = sorted(rows, key=lambda r: -r[0])[:k]
+        top = _slowest(rows)
+        k = len(top)
         shared_top, shared_all = sum(r[1] for r in top), sum(r[1] for r in rows) / len(rows)
-        size50 = sorted(r[2] for r in top)[(k - 1) // 2]
+        size50 = _median([r[2] for r in top])
         facts[d] = (shared_top / k, shared_all, size50)
         parts.append(f"{d}'s {k} slowest of {len(rows)} (median size {size50 / 1000:,.0f} KB): {shared_top} "
                      f"shared their receiver with a larger open message, against {shared_all:.0%} of all its messages")
