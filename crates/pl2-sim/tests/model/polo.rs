@@ -322,14 +322,23 @@ fn shared(cfg: PoloConfig) -> PoloConfig {
 #[test]
 fn with_one_flow_per_flow_d_is_the_receivers_d() {
     // One flow: its D and the receiver's see the same packets, marks and epochs, so every
-    // record is the same (with and without marks).
+    // record is the same (with and without marks), but for the flow's own D probe, which
+    // only D per flow publishes: it is the receiver's D at every epoch's end.
     for ecn in [EcnConfig::Off, EcnConfig::Step { threshold: Bytes(3084), at_dequeue: false }] {
         let text = |cfg: PoloConfig| {
-            let (sim, r, st) = run_polo(polo(pair(ecn.clone()), vec![msg(0, 0, 1, 300_000)], cfg));
+            let (sim, mut r, st) = run_polo(polo(pair(ecn.clone()), vec![msg(0, 0, 1, 300_000)], cfg));
             all_delivered_once(&r, 1);
-            format!("{:?}{:?}{:?}{:?}", r.messages, r.probes, sim.counters(), st)
+            let own: Vec<(u64, u32, u32)> =
+                r.probes.iter().filter(|p| p.name == "polo_flow_d").map(|p| (p.time.0, p.flow, p.value as u32)).collect();
+            r.probes.retain(|p| p.name != "polo_flow_d");
+            (format!("{:?}{:?}{:?}{:?}", r.messages, r.probes, sim.counters(), st), own, d_probes(&r))
         };
-        assert_eq!(text(shared(w(4))), text(per_flow(w(4))), "{ecn:?}");
+        let (receiver, none, _) = text(shared(w(4)));
+        let (flow, own, d) = text(per_flow(w(4)));
+        assert_eq!(receiver, flow, "{ecn:?}");
+        assert!(none.is_empty());
+        assert!(own.len() > 5 && own.iter().all(|&(_, f, _)| f == 0), "{own:?}");
+        assert_eq!(own.iter().map(|&(t, _, v)| (t, v)).collect::<Vec<_>>(), d, "{ecn:?}");
     }
 }
 
@@ -359,6 +368,11 @@ fn per_flow_d_drives_every_flow_at_its_own_floor() {
     let d_own: Vec<u32> = d_probes(&own).into_iter().filter(|&(t, _)| t < both(&own)).map(|p| p.1).collect();
     assert!(d_shared.len() > 10 && d_shared.iter().all(|&d| d == 1), "{d_shared:?}");
     assert!(d_own.len() > 10 && d_own.iter().all(|&d| d == 2), "{d_own:?}");
+    // Each flow's own D (probed by message id) is the floor, 1, at every epoch's end.
+    for id in [0, 1] {
+        let v: Vec<u32> = own.probes.iter().filter(|p| p.name == "polo_flow_d" && p.flow == id && p.time.0 < both(&own)).map(|p| p.value as u32).collect();
+        assert!(v.len() > 10 && v.iter().all(|&d| d == 1), "flow {id}: {v:?}");
+    }
     let last = |r: &Records| r.messages.iter().map(|m| m.finish.unwrap().0).max().unwrap();
     assert!(last(&own) < last(&shared), "own D {} ps, shared {} ps", last(&own), last(&shared));
     assert_eq!((st.timeouts, st.duplicates, st.marked_packets), (0, 0, 60), "{st:?}");

@@ -16,8 +16,10 @@
 //! Choices the slides leave open are [`PoloConfig`] fields with documented defaults; the
 //! reasoning is in `docs/model.md`, "Polo".
 //!
-//! Probes: `polo_d` (flow = receiving host; D at the end of each epoch) and `polo_retx`
-//! (flow = message id; the index of each packet resent). Counters: [`PoloStats`], summed
+//! Probes: `polo_d` (flow = receiving host; D at the end of each epoch, summed over the
+//! active flows with `d_scope = "flow"`), `polo_flow_d` (flow = message id; the flow's
+//! own D at the end of each of its receiver's epochs, `d_scope = "flow"` only) and
+//! `polo_retx` (flow = message id; the index of each packet resent). Counters: [`PoloStats`], summed
 //! over hosts into the run's [`crate::transport::ModuleStats`] (summary key `polo`).
 
 pub mod config;

@@ -468,7 +468,7 @@ impl Receiver {
             self.d = self.d.saturating_sub(half).max(ctx.cfg.d_min_packets);
         }
         if self.per_flow {
-            self.close_flow_epochs(ctx, e.number);
+            self.close_flow_epochs(ctx, e.number, out);
         }
         // `pause_end = "unmarked_epoch"`: an epoch without marks ends the marked state and,
         // while the receiver's D has room for one more flow's packet per epoch, lets the
@@ -516,8 +516,9 @@ impl Receiver {
 
     /// The epoch's end for every flow's own D (`d_scope = "flow"`): the same rules as the
     /// receiver's D over the flow's own packets, and the floor at every end (a flow that
-    /// got no packet this epoch is still driven next epoch).
-    fn close_flow_epochs(&mut self, ctx: &Ctx, number: u32) {
+    /// got no packet this epoch is still driven next epoch). Each flow's new D is probed
+    /// (`polo_flow_d`, flow = message id).
+    fn close_flow_epochs(&mut self, ctx: &Ctx, number: u32, out: &mut Actions) {
         for k in 0..self.active.len() + self.paused.len() {
             let idx = if k < self.active.len() { self.active[k] } else { self.paused[k - self.active.len()] };
             let f = self.flows.get_mut(idx).expect("listed flows are live");
@@ -528,6 +529,7 @@ impl Receiver {
             f.d = f.d.saturating_sub(half).max(ctx.cfg.d_min_packets);
             f.marks = 0;
             f.arrivals = 0;
+            out.probes.push((f.msg.flow, "polo_flow_d", f64::from(f.d)));
         }
     }
 
