@@ -87,6 +87,14 @@ def test_compare_family_quick(tmp_path: Path) -> None:
     pod_df = pl.read_parquet(out / "compare" / "compare-pod" / "pod.parquet").filter(pl.col("design") == "PL2")
     assert pod_df.height and (pod_df["pl2_inter_out"] > 0).all()
     assert (pod_df["pl2_inter_in"] <= pod_df["pl2_inter_out"]).all()
+    # Long flows sharing h0's link: every design's rate is at most the wire's payload
+    # bound, and Polo's D is probed while both flows are open (a run of cuts from a peak).
+    sh = pl.read_parquet(out / "compare" / "compare-pod" / "pod_shared.parquet")
+    assert set(sh["design"]) == {"Polo", "Polo ECN 65"} and (sh["flows"] == 2).all()
+    assert (sh["gbps"] <= 100 * 1500 / 1542).all()
+    polo = sh.row(by_predicate=pl.col("design") == "Polo", named=True)
+    assert polo["cycles"] > 0 and polo["d_trough"] < polo["d_peak"]
+    assert "Polo's long flows sharing a link" in (out / "compare" / "compare-pod" / "report.md").read_text(encoding="utf-8")
     # Goodput into one 100 Gbps host never exceeds the wire's bound for full frames of the
     # largest payload (1500 B in 1542 B on the wire), give or take the one frame a
     # measurement window can cut (1500 B over the shortest window, the quick closed
@@ -114,11 +122,13 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
     setting at 2.5 closes 7.5/8 ≈ 94 % and is named as the gap."""
     t = {d: {"s99": v} for d, v in {"Polo": 10.0, "Homa": 2.0, "Polo first burst 36": 8.0, "Polo no pause": 10.0,
                                      "Polo D bounded": 6.0, "Polo sprayed": 9.0, "Polo ECN 65": 7.0, "Polo D per receiver": 10.0, "Polo short first": 10.0,
-                                     "Polo all four": 4.0, "Polo three that help": 5.0}.items()}
+                                     "Polo all four": 4.0, "Polo three that help": 5.0, "Polo three + ECN 65": 10.0,
+                                     "Polo three + ECN 65 sprayed": 10.0, "Polo three + ECN 65 sprayed no gap": 10.0}.items()}
     v = pod._tail_verdict(t)
     assert "a first burst of 36 packets 25%, no pause 0%, D bounded 50%, packets sprayed over the uplinks 12%, ECN marking at 65 full frames 38%" in v
-    assert ("the first four together 75%, a first burst of 36, no pause and short first together 62%. The most, 75%, "
-            "with the first four together, leaving 25% that no setting") in v
+    assert ("the first four together 75%, a first burst of 36, no pause and short first together 62%, those three with "
+            "ECN marking at 65 full frames 0%, those three with ECN marking at 65 full frames and packets sprayed 0%, those "
+            "three with ECN marking at 65 full frames, packets sprayed and no recovery 1 0%. The most, 75%, with the first four together, leaving 25% that no setting") in v
     assert v.endswith("leaving 25% that no setting changed here removes.")
     t["Polo ECN 65"]["s99"] = 2.5
     assert pod._tail_verdict(t).endswith("The most, 94%, with ECN marking at 65 full frames: that setting is Polo's gap to Homa here.")
@@ -134,7 +144,8 @@ def test_polo_tail_shares_over_seeds() -> None:
     def t(polo: float, homa: float, fb: float, ecn: float, four: float) -> dict:
         v = {"Polo": polo, "Homa": homa, "Polo first burst 36": fb, "Polo no pause": polo, "Polo D bounded": polo,
              "Polo sprayed": polo, "Polo ECN 65": ecn, "Polo D per receiver": polo, "Polo short first": polo,
-             "Polo all four": four, "Polo three that help": polo}
+             "Polo all four": four, "Polo three that help": polo, "Polo three + ECN 65": polo,
+             "Polo three + ECN 65 sprayed": polo, "Polo three + ECN 65 sprayed no gap": polo}
         # 100 messages each: 99 at 1.0 and the slowest at the p99 (nearest rank: the 99th).
         return {d: {"s99": x, "n": 100, "sl": [1.0] * 98 + [x, x]} for d, x in v.items()}
     by = {1: t(10.0, 2.0, 8.0, 7.0, 4.0), 2: t(6.0, 2.0, 3.0, 6.0, 5.0), 3: t(1.0, 2.0, 1.0, 1.0, 1.0)}
@@ -153,7 +164,9 @@ def test_polo_tail_shares_over_seeds() -> None:
                       "Polo 6.0, Homa 2.0; shares a first burst of 36 packets 75%, no pause 0%, D bounded 0%, packets "
                       "sprayed over the uplinks 0%, ECN marking at 65 full frames 0%, one D per receiver shared by its "
                       "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 50%, a first burst "
-                      "of 36, no pause and short first together 0%.")
+                      "of 36, no pause and short first together 0%, those three with ECN marking at 65 full frames 0%, those "
+                      "three with ECN marking at 65 full frames and packets sprayed 0%, those three with ECN marking at 65 full frames, "
+                      "packets sprayed and no recovery 1 0%.")
     # Seed 3 with Polo above Homa: Polo {10, 10, 9, 9, 6, 6} → 9.0, gap 7; first burst
     # {8, 8, 3, 3, 5, 5} → 5.0 (4/7 = 57 %), ECN {7, 7, 6, 6, 9, 9} → 7.0 (2/7 = 29 %).
     by[3] = t(9.0, 2.0, 5.0, 9.0, 6.0)
@@ -162,7 +175,9 @@ def test_polo_tail_shares_over_seeds() -> None:
     assert v.endswith("Polo 9.0, Homa 2.0; shares a first burst of 36 packets 57%, no pause 0%, D bounded 0%, packets "
                       "sprayed over the uplinks 0%, ECN marking at 65 full frames 29%, one D per receiver shared by its "
                       "flows 0%, messages of at most 100 KB sent at a higher priority 0%, the first four together 57%, a first burst "
-                      "of 36, no pause and short first together 0%.")
+                      "of 36, no pause and short first together 0%, those three with ECN marking at 65 full frames 0%, those "
+                      "three with ECN marking at 65 full frames and packets sprayed 0%, those three with ECN marking at 65 full frames, "
+                      "packets sprayed and no recovery 1 0%.")
     assert pod._tail_seeds({1: by[1]}) == ""
     low = t(1.0, 2.0, 1.0, 1.0, 1.0)
     assert pod._tail_seeds({3: low, 5: low}) == " On none of seeds 3, 5 is Polo's p99 slowdown finitely above Homa's."
@@ -216,22 +231,22 @@ def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
     """Polo 10, Homa 2 at load: a gap of 8; alone Polo 6, Homa 1: 5 of it, 62 %, is
     Polo's own pace and 38 % contention; alone 1.5 against 1 (0.5 of 8, 6 %) leaves the
     gap to contention."""
-    t = {"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0},
-         "Polo alone": {"n": 200, "s50": 2.2, "s99": 6.0}, "Homa alone": {"n": 199, "s50": 1.0, "s99": 1.0}}
-    v = pod._alone(t, 0.5)
+    t = {"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}
+    first = {"Polo": {"n": 200, "s50": 2.2, "s99": 6.0}, "Homa": {"n": 199, "s50": 1.0, "s99": 1.0}}
+    v = pod._alone(t, pod.Alone(first, {}, {}), 0.5)
     assert "nothing else sent; 200 and 199 runs): p50 / p99 slowdown Polo 2.2 / 6.0, Homa 1.0 / 1.0." in v
     assert v.endswith("5.0 above Homa's, 62% of its gap at 50%: that much is Polo's own pace (its first burst of 12 "
                       "packets, then D driving packets per epoch from D = 12, one more per epoch), the other 38% is contention.")
     # Pooled over seeds: alone Polo 3 against Homa 1 (2 above), at load 8 against 3 (gap 5): 40 %.
-    t.update({"Polo alone pooled": {"n": 1000, "s50": 1.3, "s99": 3.0}, "Homa alone pooled": {"n": 990, "s50": 1.0, "s99": 1.0},
-              "Polo pooled": {"s99": 8.0}, "Homa pooled": {"s99": 3.0}})
-    assert pod._alone(t, 0.5).endswith(
+    pooled = {"Polo": {"n": 1000, "s50": 1.3, "s99": 3.0}, "Homa": {"n": 990, "s50": 1.0, "s99": 1.0}}
+    assert pod._alone(t, pod.Alone(first, pooled, {"Polo": 8.0, "Homa": 3.0}), 0.5).endswith(
         " The same for every seed's messages (1000 and 990 runs): alone Polo 1.3 / 3.0, Homa 1.0 / 1.0; at 50%, pooled, "
         "Polo 8.0 and Homa 3.0 at the p99: Polo's own pace is 40% of the pooled gap, contention 60%.")
-    del t["Polo alone pooled"]
-    t["Polo alone"]["s99"] = 1.5
-    assert pod._alone(t, 0.5).endswith("the gap is made by contention, not by Polo's own pace.")
-    assert pod._alone({"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}, 0.5) == ""
+    first["Polo"]["s99"] = 1.5
+    assert pod._alone(t, pod.Alone(first, {"Homa": pooled["Homa"]}, {}), 0.5).endswith(
+        "the gap is made by contention, not by Polo's own pace.")
+    assert pod._alone(t, None, 0.5) == ""
+    assert pod._alone(t, pod.Alone({}, {}, {}), 0.5) == ""
 
 
 def test_fluid_model_by_hand() -> None:
@@ -397,3 +412,112 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
                          "the setting it changes is what leaves them unfinished.")
     t[pod.PHOST_RR]["unf"] = 3
     assert pod._phost_w5(t, 0.5, 1).endswith("No setting changed here lets them finish; no diagnostic here attributes it.")
+
+
+def test_d_cuts_by_hand() -> None:
+    """41 → 25 → 6 → 3 is one run of three cuts; 9 → 4 one of one (the repeated 4 ends
+    it); the cut 6 → 2 at the series' end may go on, so it is left out."""
+    assert pod._d_cuts([37, 39, 41, 25, 6, 3, 5, 7, 9, 4, 4, 6, 2]) == [[41, 25, 6, 3], [9, 4]]
+    assert pod._d_cuts([1, 2, 3]) == []
+    assert pod._d_cuts([]) == []
+
+
+def test_rx_split_by_hand() -> None:
+    """Windows of 10 ps. Message 1 to host 3 from 0 to 40 (1,000 B, 200 Gbps of its own:
+    1,000 × 8 / 40 ps); message 2 to host 3 from 20 to 60 overlaps it for 20 ps, so 1.5
+    messages were open on average while 1 was; host 3 took in 100 + 50 + 50 + 0 B in
+    the windows at 0, 10, 20, 30: 200 × 8 / 40 ps = 40 × 10³ Gbps. Message 3 (host 4) is
+    unfinished."""
+    g = pl.DataFrame({"host": [3, 3, 3, 3, 4], "window_start_ps": [0, 10, 20, 50, 0], "payload_bytes": [100, 50, 50, 7, 1]})
+    msgs = pl.DataFrame({"id": [1, 2, 3], "dst": [3, 3, 4], "size_bytes": [1000, 10, 10], "start_ps": [0, 20, 0],
+                         "latency_ps": [40, 40, None], "ideal_ps": [10, 10, 10]}, schema_overrides={"latency_ps": pl.Int64})
+    got = pod._rx_split(msgs, msgs.filter(pl.col("id") != 2), g)
+    assert got[0] == (4.0, pytest.approx(200e3), pytest.approx(40e3), pytest.approx(1.5))
+    assert got[1] == (float("inf"), None, None, None)
+
+
+def test_equal_split_by_hand() -> None:
+    """100 messages (slowest 1 %: 1): 10 Gbps of its own while its receiver took in 60
+    among 3 open messages: 10 / (60 / 3) = 50 %."""
+    rows = [(1.0, 50.0, 60.0, 1.0)] * 99 + [(9.0, 10.0, 60.0, 3.0)]
+    text = pod._equal_split({1: {pod.THREE_FIXED: {"split": rows}}})
+    assert text.startswith(" Those 1 messages got a median 10.0 Gbps each while open, 50% (median; 50% to 50%) of an "
+                           "equal split of what their receivers took in meanwhile (a median 60 Gbps among a median 3.0 "
+                           "open messages). So with every setting tested that helps, Polo's slowest messages still get "
+                           "less than an equal split")
+    # At an equal split (10 Gbps among 6 open at 60), no such sentence.
+    rows[-1] = (9.0, 10.0, 60.0, 6.0)
+    assert pod._equal_split({1: {pod.THREE_FIXED: {"split": rows}}}).endswith("a median 6.0 open messages).")
+    assert pod._equal_split({1: {"Polo": {}}}) == ""
+
+
+def test_shared_text_is_worked_from_the_rows() -> None:
+    """Polo with one flow at 92 Gbps, two at 46, of 100 × 1500 / 1542 = 97.3: 95 % and 47 %;
+    its D example 40 → 24 → 5:
+    the second cut, 19, needs at least 2 × 19 − 2 = 36 marked arrivals, more than the 24
+    D allowed after the first."""
+    base = {"cycles": 0, "d_peak": None, "d_trough": None, "d_cuts": None, "d_mean": None, "d_example": None}
+    df = pl.DataFrame([
+        {**base, "design": "Polo", "flows": 1, "gbps": 92.0},
+        {**base, "design": "Polo", "flows": 2, "gbps": 46.0, "cycles": 7, "d_peak": 40.0, "d_trough": 4.0, "d_cuts": 2.0,
+         "d_mean": 20.0, "d_example": "40 → 24 → 5"},
+        {**base, "design": "Homa", "flows": 2, "gbps": None},
+    ])
+    text = pod._shared_text(df, 10_000_000, 1)
+    assert "1 flow Polo 92.0; 2 flows Polo 46.0, Homa unfinished." in text
+    assert " Of the 97.3 Gbps of payload a 100 Gbps link carries in full frames: Polo 1 flow 95%, 2 flows 47%." in text
+    assert "7 runs of cuts, each a median 2 epochs of cuts in a row from a median 40 packets per epoch to 4" in text
+    assert "D averaged 20.0, 50% of its median peak" in text
+    assert "at least 2 × 19 − 2 = 36 marked arrivals in an epoch that began with D = 24, more than that D asks for" in text
+    assert pod._shared_text(df.clear(), 1, 1) == ""
+
+
+def test_spray_resends_by_hand() -> None:
+    """Two seeds: `Polo sprayed` resent 30 + 10 of 500 + 500 data packets (4.0 %); the
+    other sprayed diagnostics are missing from a seed, so left out."""
+    by_seed = {1: {"Polo sprayed": {"dups": 30, "data": 500}, pod.THREE_FIXED: {"dups": 0, "data": 400}},
+               2: {"Polo sprayed": {"dups": 10, "data": 500}}}
+    assert pod._spray_resends(by_seed).endswith("data packets resent that had arrived, pooled (of all sent): packets "
+                                                "sprayed over the uplinks 40 (4.0%).")
+    assert pod._spray_resends({}) == ""
+
+
+def test_against_model_by_hand() -> None:
+    """100 messages per design (p99: the 99th smallest). Polo 10, Homa 2; the diagnostic
+    at 4 closes (10 − 4) / (10 − 2) = 75 %; the model's fair and shortest-first p99 are
+    3.5 and 2.5."""
+    def t(x: float) -> dict:
+        return {"n": 100, "sl": [1.0] * 98 + [x, x]}
+    by_seed = {1: {"Polo": {**t(10.0), "fluid": {"fair": [1.0] * 98 + [3.5] * 2, "srpt": [1.0] * 98 + [2.5] * 2}},
+                   "Homa": {**t(2.0), "fluid": {"fair": [], "srpt": []}}, pod.THREE_FIXED: t(4.0)}}
+    assert pod._against_model(by_seed) == (
+        " With those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, Polo's pooled p99 slowdown "
+        "is 4.0, 75% of its gap to Homa closed; the fluid model of the same messages gives 3.5 shared equally and 2.5 "
+        "shortest first, and Homa measures 2.0.")
+    del by_seed[1][pod.THREE_FIXED]
+    assert pod._against_model(by_seed) == ""
+
+
+def test_flow_d_by_hand() -> None:
+    """Message 1 to host 3 open from 0 to 40 with its D probed at 10, 20, 30 (4, 6, 8:
+    median 6); message 2 to host 3 from 20 to 80, probed at 25 (20), 35 (30) and 50 (99,
+    after message 1 ended): the others' median while 1 was open is 25. Message 3 alone
+    at host 4, never probed."""
+    probes = pl.DataFrame({"time_ps": [10, 20, 30, 25, 35, 50], "flow": [1, 1, 1, 2, 2, 2],
+                           "name": ["polo_flow_d"] * 6, "value": [4.0, 6.0, 8.0, 20.0, 30.0, 99.0]})
+    msgs = pl.DataFrame({"id": [1, 2, 3], "dst": [3, 3, 4], "start_ps": [0, 20, 0], "latency_ps": [40, 60, 10],
+                         "ideal_ps": [10, 10, 10]})
+    got = pod._flow_d(msgs, msgs.filter(pl.col("id") != 2), probes)
+    assert got == [(4.0, 6.0, 25.0), (1.0, None, None)]
+
+
+def test_own_d_by_hand() -> None:
+    """100 messages (slowest 1 %: 1) at D 6 against 25 for its receiver's others: below
+    0.8 × 25, so said; at 24 against 25, not."""
+    rows = [(1.0, 50.0, 50.0)] * 99 + [(9.0, 6.0, 25.0)]
+    text = pod._own_d({1: {pod.THREE_FIXED: {"flow_d": rows}}})
+    assert text.startswith(" Their own D (probe `polo_flow_d`, packets per epoch, each message's median while open) was "
+                           "a median 6 against 25 for the messages they shared their receiver with; 1 of 1 below: ")
+    rows[-1] = (9.0, 24.0, 25.0)
+    assert pod._own_d({1: {pod.THREE_FIXED: {"flow_d": rows}}}).endswith("; 1 of 1 below.")
+    assert pod._own_d({}) == ""

@@ -164,6 +164,23 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with the three changes that close part of its W5 tail gap alone, pooled over seeds "
             "(`Polo first burst 36`, `Polo no pause`, `Polo short first`), together.",
         ), "tab:gray", False),
+        Design("Polo three + ECN 65", {"kind": "polo", "initial_window_packets": 36, "pause": False,
+                                       "short_first": {"max_bytes": "100KB", "priority": 2}},
+               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}}, (
+            "`Polo three that help` with its switches marking at 65 full frames, as `Polo ECN 65`.",
+        ), "tab:gray", False),
+        Design("Polo three + ECN 65 sprayed", {"kind": "polo", "initial_window_packets": 36, "pause": False,
+                                               "short_first": {"max_bytes": "100KB", "priority": 2}},
+               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}, "ecmp": "per_packet"}, (
+            "`Polo three + ECN 65` with every switch spraying packets over its equal-cost next hops, as `Polo sprayed`.",
+        ), "tab:gray", False),
+        Design("Polo three + ECN 65 sprayed no gap", {"kind": "polo", "initial_window_packets": 36, "pause": False,
+                                                      "short_first": {"max_bytes": "100KB", "priority": 2},
+                                                      "recovery_gap": False},
+               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}, "ecmp": "per_packet"}, (
+            "`Polo three + ECN 65 sprayed` without recovery 1 (`recovery_gap = false`: a sequence gap, which spraying "
+            "makes of reordering, is not taken for a loss; recovery 2 and the sender's timeout remain).",
+        ), "tab:gray", False),
         Design("SFC pause 6us", {"kind": "roce", "preset": "sfc_seed"},
                {"ecn": {"kind": "step", "threshold": "50KB", "at_dequeue": True}, "pfc": pfc,
                 "sfc": {"trigger": "100KB", "target": "50KB", "suppression": "6us",
@@ -278,8 +295,10 @@ def preamble() -> list[str]:
         "pHost with one of YAPS's two timers raised in the microburst; NDP with htsim's default of dropping the "
         "headers its header FIFO cannot hold, Polo without its pause and SFC with every pause fixed at 6 µs in the "
         "pod's incast, PL2 with its uplinks taken in turn rather than by a per-flow hash in the pod, Polo with one "
-        "of seven settings changed (then the first four together, and the three that help alone together) and each of Polo's and Homa's measured messages run alone in the "
-        "pod's W5 tail, and pHost with one of three settings changed for its unfinished W5 messages; PL2 with its "
+        "of seven settings changed (then the first four together, the three that help alone together, and those three "
+        "with ECN marking at 65 frames, then also sprayed, with and without recovery 1) and each of Polo's and Homa's measured messages run alone in the "
+        "pod's W5 tail, Polo's long flows sharing one receiver's link in the pod (with and without those changes, Homa "
+        "beside), and pHost with one of three settings changed for its unfinished W5 messages; PL2 with its "
         "external share set to the background's 20 % in Polo's core network.",
         "- Each section ends with what surprised us and why: every explanation cites counters of the runs (drops by "
         "cause, trims, timeouts, resends, expired tokens, ECN marks, PFC pauses, SFC signals, queue maxima) or a "

@@ -17,6 +17,7 @@ section measures what it costs.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from pl2.reproduce.common import Context
@@ -38,7 +39,18 @@ TAIL_SINGLE = ["Polo first burst 36", "Polo no pause", "Polo D bounded", "Polo s
                "Polo D per receiver", "Polo short first"]
 #: Diagnostics that combine settings, and how the text names them.
 COMBOS = {"Polo all four": "the first four together",
-          "Polo three that help": "a first burst of 36, no pause and short first together"}
+          "Polo three that help": "a first burst of 36, no pause and short first together",
+          "Polo three + ECN 65": "those three with ECN marking at 65 full frames",
+          "Polo three + ECN 65 sprayed": "those three with ECN marking at 65 full frames and packets sprayed",
+          "Polo three + ECN 65 sprayed no gap": "those three with ECN marking at 65 full frames, packets sprayed and no "
+                                                "recovery 1"}
+#: The three settings that help, and the diagnostic that adds what the long flows of its
+#: tail lack: a marking threshold above a round trip's packets, no ECMP collisions, and
+#: (sprayed) no gap taken for a loss.
+THREE, THREE_FIXED = "Polo three that help", "Polo three + ECN 65 sprayed no gap"
+THREE_PLUS = ["Polo three + ECN 65", "Polo three + ECN 65 sprayed", THREE_FIXED]
+#: The diagnostics that spray Polo's packets (its recovery 1 takes reordering for loss).
+SPRAYED = ["Polo sprayed", "Polo all four", "Polo three + ECN 65 sprayed", THREE_FIXED]
 TAIL_DIAG = TAIL_SINGLE + list(COMBOS)
 #: Diagnostics of pHost's unfinished W5 messages: its tokens given in turn, not by SRPT;
 #: YAPS's two timers (a token's life, the re-grant wait) raised to 1000 MTU times.
@@ -55,6 +67,8 @@ ALONE_CAP_MS = 20.0
 POLO_NP = "Polo no pause"
 #: Diagnostic of SFC's incast goodput: every signal's pause fixed at the suppression period.
 SFC_FIXED = "SFC pause 6us"
+#: Diagnostic of Polo's long flows: a few of them alone, sharing one receiver's link.
+SHARED_DESIGNS = ["Polo", "Polo ECN 65", "Polo three that help", "Polo three + ECN 65", "Homa"]
 
 
 def topology() -> dict[str, Any]:
@@ -78,9 +92,23 @@ def base(part: str, wl: str, load: float, warm_ms: float, until_ms: float, cap_m
 
 
 def settings(quick: bool) -> dict[str, Any]:
+    """Windows in ms; `shared`: the long-flow diagnostic's numbers of flows, message size
+    and designs."""
     if quick:
-        return {"replay": {"w3": 0.05}, "loads": [0.5], "warm": 0.02}
-    return {"replay": {"w3": 0.5, "w5": 1.5}, "loads": [0.5, 0.8], "warm": 0.1}
+        return {"replay": {"w3": 0.05}, "loads": [0.5], "warm": 0.02,
+                "shared": {"n": [2], "bytes": 1_000_000, "designs": ["Polo", "Polo ECN 65"]}}
+    return {"replay": {"w3": 0.5, "w5": 1.5}, "loads": [0.5, 0.8], "warm": 0.1,
+            "shared": {"n": [1, 2, 4], "bytes": 10_000_000, "designs": SHARED_DESIGNS}}
+
+
+def shared_base(n: int, size: int) -> dict[str, Any]:
+    """Hosts 16 to 15 + `n` (rack 1) each send one `size`-byte message to host 0 (rack 0)
+    at once, nothing else: `n` long flows sharing host 0's link, with probes on (Polo's D)."""
+    d = base("incast", "", 0, 0, 0, 20.0)
+    d["name"] = "compare-pod-shared"
+    d["workload"] = [{"kind": "incast", "senders": f"16..{16 + n}", "receiver": 0, "size": f"{size}B", "count": 1}]
+    d["metrics"]["probes"] = True
+    return d
 
 
 def run(ctx: Context) -> str:
@@ -112,17 +140,28 @@ def run(ctx: Context) -> str:
     # the first four together; pHost's unfinished W5 messages against three pHost settings.
     tail: dict[str, Any] = {}
     by_seed: dict[int, dict[str, Any]] = {}
+    alone: Alone | None = None
     if "w5" in st["replay"]:
         tb = base("w5", "w5", st["loads"][0], st["warm"], st["warm"] + st["replay"]["w5"], st["warm"] + st["replay"]["w5"] + 10.0)
         tb["metrics"]["breakdown"] = True
         tj = C.jobs(ctx, NAME, ["Polo", "Homa"] + TAIL_DIAG + ["pHost"] + list(PHOST_W5), tb,
                     {"part": "tail", "workload": "w5", "x": st["loads"][0]})[0]
+        # Each flow's D (probe `polo_flow_d`) in the runs of the diagnostic with every change
+        # that helps; probes change no result.
+        tj = [j._replace(scenario=j.scenario.with_overrides({"metrics.probes": True})) if j.params["design"] == THREE_FIXED else j
+              for j in tj]
         by_seed = {seed: _tails(ctx, [j for j in tj if j.seed == seed]) for seed in ctx.seeds}
         tail = by_seed[ctx.seeds[0]]
         # Each measured message of Polo's and Homa's run again alone in the pod (same
         # source, destination and size, nothing else sent): the p99 slowdown each design
         # would have with no contention at all, its own pace.
-        tail.update(_alone_tails(ctx, by_seed))
+        alone = _alone_tails(ctx, by_seed)
+    # Diagnostic (seed 1): Polo's long flows alone, n of them sharing one receiver's link.
+    sh = st["shared"]
+    shared = _shared(ctx, [j for n in sh["n"] for j in C.jobs(
+        ctx, NAME, sh["designs"], shared_base(n, sh["bytes"]), {"part": "shared", "workload": f"{n} flows", "x": float(n)},
+        seeds=[ctx.seeds[0]])[0]], sh["bytes"])
+    ctx.write_parquet(shared, "pod_shared")
     df, pooled = C.collect(ctx, js, lambda j: [0] if j.params["part"] == "incast" else None)
     ctx.write_parquet(df, "pod")
     A = lambda part, wl, x, d: C.agg(pooled, {"part": part, "workload": wl, "x": x, "design": d})  # noqa: E731
@@ -168,7 +207,7 @@ def run(ctx: Context) -> str:
         C.how_same(ds), "", C.base_block("Base scenario: 60-to-1 incast", bases["incast"]), "",
         C.base_block("Base scenario: replay (" + next(iter(st["replay"])) + f", {st['loads'][0]:.0%})", bases[(next(iter(st["replay"])), st["loads"][0])]), "",
     ]
-    md += _why(ctx, st, ds, A, tail, S1, by_seed)
+    md += _why(ctx, st, ds, A, tail, S1, by_seed, alone, _shared_text(shared, sh["bytes"], ctx.seeds[0]))
     return "\n".join(md)
 
 
@@ -376,11 +415,20 @@ def _phost_seeds(by_seed: dict[int, dict[str, Any]]) -> str:
         f"{what} " + ", ".join(str(t[d]["unf"]) if d in t else "–" for t in by_seed.values()) for what, d in rows) + ".")
 
 
-def _alone_tails(ctx: Context, by_seed: dict[int, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per design of Polo and Homa: the slowdowns of its measured W5 messages, each run
-    alone (one job per message, on the seed of its run): "<design> alone" for the first
-    seed and "<design> alone pooled" over every seed, with `_tails`' n, p50 and p99; and
-    "<design> pooled", the p99 at load over every seed (`_pooled_p99`)."""
+@dataclass(frozen=True)
+class Alone:
+    """Polo's and Homa's measured W5 messages each run alone (`_alone_tails`): per
+    design, the n, p50 and p99 slowdown of the first seed's messages (`first`) and of
+    every seed's (`pooled`), and the design's p99 at load pooled over the seeds (`load99`,
+    `_pooled_p99`)."""
+    first: dict[str, dict[str, Any]]
+    pooled: dict[str, dict[str, Any]]
+    load99: dict[str, float | None]
+
+
+def _alone_tails(ctx: Context, by_seed: dict[int, dict[str, Any]]) -> Alone:
+    """Polo's and Homa's measured W5 messages, each run alone (one job per message, on
+    the seed of its run)."""
     js = []
     for seed, tail in by_seed.items():
         for d in ("Polo", "Homa"):
@@ -398,9 +446,9 @@ def _alone_tails(ctx: Context, by_seed: dict[int, dict[str, Any]]) -> dict[str, 
             if pooled or job.seed == first:
                 sl.setdefault((job.params["design"], pooled), []).append(v)
     stats = lambda v: {"n": len(v), "s50": C.pct(sorted(v), len(v), 0.5), "s99": C.pct(sorted(v), len(v), 0.99)}  # noqa: E731
-    out = {f"{d} alone" + (" pooled" if pooled else ""): stats(v) for (d, pooled), v in sl.items()}
-    out.update({f"{d} pooled": {"s99": _pooled_p99(by_seed, d)} for d in ("Polo", "Homa")})
-    return out
+    return Alone({d: stats(v) for (d, pooled), v in sl.items() if not pooled},
+                 {d: stats(v) for (d, pooled), v in sl.items() if pooled},
+                 {d: _pooled_p99(by_seed, d) for d in ("Polo", "Homa")})
 
 
 def _pace(alone: tuple[float | None, float | None], load: tuple[float | None, float | None]) -> tuple[float, float | None]:
@@ -411,11 +459,13 @@ def _pace(alone: tuple[float | None, float | None], load: tuple[float | None, fl
     return there, (there / gap if math.isfinite(gap) and gap > 0 and math.isfinite(there) else None)
 
 
-def _alone(t: dict[str, dict[str, Any]], x: float) -> str:
+def _alone(t: dict[str, dict[str, Any]], alone: Alone | None, x: float) -> str:
     """Polo's and Homa's slowdowns with each measured message alone, and the share of
-    the gap at load `x` that Polo's own pace makes: the first seed's, then pooled over
-    the seeds when they were run."""
-    a, h = t.get("Polo alone"), t.get("Homa alone")
+    the gap at load `x` (`t`, the first seed's runs) that Polo's own pace makes: the
+    first seed's, then pooled over the seeds when they were run."""
+    if alone is None:
+        return ""
+    a, h = alone.first.get("Polo"), alone.first.get("Homa")
     if not (a and h) or a["s99"] is None or h["s99"] is None:
         return ""
     f = C.slowdown
@@ -428,12 +478,13 @@ def _alone(t: dict[str, dict[str, Any]], x: float) -> str:
     out = (f" Each of the run's measured messages again alone in the pod (same source, destination and size, nothing "
            f"else sent; {a['n']} and {h['n']} runs): p50 / p99 slowdown Polo {f(a['s50'])} / {f(a['s99'])}, Homa "
            f"{f(h['s50'])} / {f(h['s99'])}.{verdict}")
-    ap, hp = t.get("Polo alone pooled"), t.get("Homa alone pooled")
+    ap, hp = alone.pooled.get("Polo"), alone.pooled.get("Homa")
     if ap and hp and ap["n"] > a["n"]:
-        there, share = _pace((ap["s99"], hp["s99"]), (t["Polo pooled"]["s99"], t["Homa pooled"]["s99"]))
+        lp, lh = alone.load99["Polo"], alone.load99["Homa"]
+        there, share = _pace((ap["s99"], hp["s99"]), (lp, lh))
         out += (f" The same for every seed's messages ({ap['n']} and {hp['n']} runs): alone Polo {f(ap['s50'])} / "
                 f"{f(ap['s99'])}, Homa {f(hp['s50'])} / {f(hp['s99'])}; at {x:.0%}, pooled, Polo "
-                f"{f(t['Polo pooled']['s99'])} and Homa {f(t['Homa pooled']['s99'])} at the p99"
+                f"{f(lp)} and Homa {f(lh)} at the p99"
                 + (f": Polo's own pace is {share:.0%} of the pooled gap, contention {1 - share:.0%}." if share is not None else "."))
     return out
 
@@ -507,6 +558,11 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
             out[job.params["design"]]["fluid"] = {d: [v[i] for i in ids] for d, v in model.items()}
         if job.params["design"] == "Polo" or job.params["design"] in TAIL_DIAG:
             out[job.params["design"]]["by_id"] = dict(m.select("id", (pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf)).rows())
+        polo = res.summary.get("polo") or {}
+        out[job.params["design"]].update(dups=polo.get("duplicates", 0), data=polo.get("adjoints", 0))
+        if job.params["design"] == THREE_FIXED:
+            out[THREE_FIXED]["split"] = _rx_split(res.messages, m, res.table("goodput"))
+            out[THREE_FIXED]["flow_d"] = _flow_d(res.messages, m, res.probes)
         if job.params["design"] == "Polo":
             out["Polo"]["rx_rate"] = _rx_rates(m, res.table("goodput"))
             _, per_byte = fluid.line_fit(res.messages["size_bytes"].to_list(), res.messages["ideal_ps"].to_list())
@@ -532,6 +588,113 @@ def _rx_rates(m, goodput) -> list[tuple[float, float | None]]:
     return out
 
 
+def _rx_split(messages, m, goodput) -> list[tuple[float, float | None, float | None, float | None]]:
+    """Per measured message `m` (of the run's `messages`): (its slowdown, ∞ if unfinished;
+    its own payload rate, size over latency; its receiver's payload rate while it was open
+    (`_rx_rates`); the time-averaged number of messages open to that receiver then, itself
+    included), in Gbps; the last three None if it is unfinished."""
+    import polars as pl
+
+    o = messages.select("dst", "start_ps", (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    out = []
+    for (sl, rx), (dst, size, start, lat) in zip(_rx_rates(m, goodput), m.select("dst", "size_bytes", "start_ps", "latency_ps").rows(),
+                                                 strict=True):
+        if lat is None:
+            out.append((sl, None, None, None))
+            continue
+        end = start + lat
+        ov = o.filter((pl.col("dst") == dst) & (pl.col("start_ps") < end) & (pl.col("fin") > start))
+        overlap = (ov["fin"].clip(upper_bound=end) - ov["start_ps"].clip(lower_bound=start)).sum()
+        out.append((sl, size * 8 / lat * 1e3, rx, overlap / lat))
+    return out
+
+
+def _flow_d(messages, m, probes) -> list[tuple[float, float | None, float | None]]:
+    """Per measured message `m` (of the run's `messages`): (its slowdown, ∞ if
+    unfinished; the median of its own D (probe `polo_flow_d`) while it was open; the
+    median of the D the other messages open to the same receiver were probed at in that
+    time), None where nothing was probed."""
+    import polars as pl
+
+    p = probes.filter(pl.col("name") == "polo_flow_d").select("time_ps", "flow", "value")
+    o = messages.select("id", "dst", "start_ps", (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    out = []
+    for mid, dst, start, lat, ideal in m.select("id", "dst", "start_ps", "latency_ps", "ideal_ps").rows():
+        end = start + lat if lat is not None else 1 << 62
+        others = o.filter((pl.col("dst") == dst) & (pl.col("id") != mid) & (pl.col("start_ps") < end) & (pl.col("fin") > start))["id"]
+        own = p.filter(pl.col("flow") == mid)["value"]
+        oth = p.filter(pl.col("flow").is_in(others.to_list()) & (pl.col("time_ps") >= start) & (pl.col("time_ps") < end))["value"]
+        out.append((lat / ideal if lat is not None else math.inf, own.median() if own.len() else None,
+                    oth.median() if oth.len() else None))
+    return out
+
+
+def _equal_split(by_seed: dict[int, dict[str, Any]], d: str = THREE_FIXED) -> str:
+    """Diagnostic `d`'s slowest 1 % of messages (pooled over the seeds): the payload rate
+    each got while open against an equal split of what its receiver took in meanwhile
+    among the messages open to it (time-averaged)."""
+    if not by_seed or not all("split" in t.get(d, {}) for t in by_seed.values()):
+        return ""
+    top = [r for r in _slowest([r for t in by_seed.values() for r in t[d]["split"]]) if r[1] is not None and r[2] is not None]
+    if not top:
+        return ""
+    share = [r[1] / (r[2] / r[3]) for r in top]
+    return (f" Those {len(top)} messages got a median {_median([r[1] for r in top]):.1f} Gbps each while open, "
+            f"{_median(share):.0%} (median; {min(share):.0%} to {max(share):.0%}) of an equal split of what their "
+            f"receivers took in meanwhile (a median {_median([r[2] for r in top]):.0f} Gbps among a median "
+            f"{_median([r[3] for r in top]):.1f} open messages)."
+            + (" So with every setting tested that helps, Polo's slowest messages still get less than an equal split of "
+               "their receivers' intake." if _median(share) < 0.9 else "") + _own_d(by_seed, d))
+
+
+def _own_d(by_seed: dict[int, dict[str, Any]], d: str = THREE_FIXED) -> str:
+    """Diagnostic `d`'s slowest 1 % of messages (pooled over the seeds): the median of
+    their own D's medians against that of the D of the messages they shared their
+    receiver with (`_flow_d`)."""
+    if not by_seed or not all("flow_d" in t.get(d, {}) for t in by_seed.values()):
+        return ""
+    top = [r for r in _slowest([r for t in by_seed.values() for r in t[d]["flow_d"]]) if r[1] is not None and r[2] is not None]
+    if not top:
+        return ""
+    own, oth = _median([r[1] for r in top]), _median([r[2] for r in top])
+    below = sum(r[1] < r[2] for r in top)
+    return (f" Their own D (probe `polo_flow_d`, packets per epoch, each message's median while open) was a median "
+            f"{own:.0f} against {oth:.0f} for the messages they shared their receiver with; {below} of {len(top)} below"
+            + (": Polo's per-flow D, one packet more per unmarked epoch and half the marks fewer (the slides' rule), had "
+               "not given them an equal part of their receivers by the time they finished." if own < 0.8 * oth else "."))
+
+
+def _spray_resends(by_seed: dict[int, dict[str, Any]]) -> str:
+    """Pooled over the seeds: the data packets Polo resent that had arrived (the
+    receiver's duplicates) per diagnostic that sprays, of the data packets sent (one
+    adjoint each)."""
+    ds = [d for d in SPRAYED if by_seed and all("dups" in t.get(d, {}) for t in by_seed.values())]
+    if not ds:
+        return ""
+    tot = {d: (sum(t[d]["dups"] for t in by_seed.values()), sum(t[d]["data"] for t in by_seed.values())) for d in ds}
+    return (" Sprayed, Polo's packets of a flow arrive out of order, and its recovery 1 takes each gap for a loss and "
+            "asks for the packet at once: data packets resent that had arrived, pooled (of all sent): "
+            + "; ".join(f"{_diag_name(d)} {tot[d][0]:,} ({tot[d][0] / tot[d][1]:.1%})" if tot[d][1] else f"{_diag_name(d)} 0"
+                        for d in ds) + ".")
+
+
+def _against_model(by_seed: dict[int, dict[str, Any]], d: str = THREE_FIXED) -> str:
+    """Diagnostic `d`'s pooled p99 slowdown beside the fluid model's of the same messages
+    (Polo's run's, shared equally and shortest first) and Homa's measured one."""
+    if not by_seed or not all("fluid" in t.get(x, {}) for t in by_seed.values() for x in ("Polo", "Homa")) \
+            or not all(d in t for t in by_seed.values()):
+        return ""
+    n = sum(t["Polo"]["n"] for t in by_seed.values())
+    fair, srpt = (C.pct(sorted(v for t in by_seed.values() for v in t["Polo"]["fluid"][k]), n, 0.99) for k in ("fair", "srpt"))
+    got, polo, homa = _pooled_p99(by_seed, d), _pooled_p99(by_seed, "Polo"), _pooled_p99(by_seed, "Homa")
+    f = C.slowdown
+    if None in (got, polo, homa, fair, srpt) or not polo > homa:
+        return ""
+    return (f" With {_diag_name(d)}, Polo's pooled p99 slowdown is {f(got)}, {(polo - got) / (polo - homa):.0%} of its "
+            f"gap to Homa closed; the fluid model of the same messages gives {f(fair)} shared equally and {f(srpt)} "
+            f"shortest first, and Homa measures {f(homa)}.")
+
+
 def _pause_tail(by_seed: dict[int, dict[str, Any]]) -> str:
     """Polo's slowest 1 % of messages pooled over the seeds, and the same messages'
     slowdowns in the run without Polo's pause (same seed, same messages)."""
@@ -553,18 +716,20 @@ def _pause_tail(by_seed: dict[int, dict[str, Any]]) -> str:
     return out
 
 
-def _same_messages(by_seed: dict[int, dict[str, Any]]) -> str:
-    """The median slowdown of Polo's slowest 1 % of messages (pooled over the seeds) in
-    each diagnostic's runs: the same messages, so a setting that speeds up the messages
-    that made the tail shows here even when the tail is then made by others."""
-    ds = [d for d in TAIL_DIAG if all("by_id" in t.get(d, {}) for t in by_seed.values())]
-    if not by_seed or not ds or not all("by_id" in t.get("Polo", {}) for t in by_seed.values()):
+def _same_messages(by_seed: dict[int, dict[str, Any]], base: str = "Polo", diags: list[str] | None = None) -> str:
+    """The median slowdown of `base`'s slowest 1 % of messages (pooled over the seeds) in
+    each diagnostic's runs (`diags`, every one by default): the same messages, so a
+    setting that speeds up the messages that made the tail shows here even when the tail
+    is then made by others."""
+    ds = [d for d in (TAIL_DIAG if diags is None else diags) if all("by_id" in t.get(d, {}) for t in by_seed.values())]
+    if not by_seed or not ds or not all("by_id" in t.get(base, {}) for t in by_seed.values()):
         return ""
-    top = _slowest([(v, s, i) for s, t in by_seed.items() for i, v in t["Polo"]["by_id"].items()])
+    top = _slowest([(v, s, i) for s, t in by_seed.items() for i, v in t[base]["by_id"].items()])
     f = C.slowdown
     parts = [f"{_diag_name(d)} {f(_median([by_seed[s][d]['by_id'].get(i, math.nan) for _, s, i in top]))}" for d in ds]
     return (f" Those {len(top)} messages in each diagnostic's runs (same seeds and messages), median slowdown: "
-            f"{f(_median([r[0] for r in top]))} as run; " + "; ".join(parts) + ".")
+            f"{f(_median([r[0] for r in top]))} " + ("as run" if base == "Polo" else f"with {_diag_name(base)}") + "; "
+            + "; ".join(parts) + ".")
 
 
 def _tail_after(by_seed: dict[int, dict[str, Any]], d: str = "Polo three that help") -> str:
@@ -665,7 +830,9 @@ def _receiver_sharing(by_seed: dict[int, dict[str, Any]]) -> str:
 
 
 def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=None,
-         by_seed: dict[int, dict[str, Any]] | None = None) -> list[str]:
+         by_seed: dict[int, dict[str, Any]] | None = None, alone: Alone | None = None, shared: str = "") -> list[str]:
+    """The section's closing bullets: what surprised us and why; `shared` (the long-flow
+    diagnostic's text) follows the bullet on Polo's W5 tail."""
     inc = {d: A("incast", "60-to-1", 0.0, d) for d in ds if A("incast", "60-to-1", 0.0, d)}
     nd = inc["NDP"]
     ctx.claim("NDP (paper, incast evaluation): trimming makes a large incast complete without timeouts (60-to-1, NDP timeouts)", "0",
@@ -729,12 +896,17 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      "pod round trip holds about 3 × 12 packets. Each diagnostic changes one Polo setting (p50 / p99 "
                      "slowdown): " + "; ".join(f"{DIAG_TXT[d]} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d in TAIL_SINGLE)
                      + "".join(f"; {n} {f(t[d]['s50'])} / {f(t[d]['s99'])}" for d, n in COMBOS.items()) + ", against "
-                     f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, x)
+                     f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, alone, x)
                      + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {}) + _pause_tail(by_seed or {})
                      + _same_messages(by_seed or {}) + _tail_after(by_seed or {})
+                     + _same_messages(by_seed or {}, THREE, THREE_PLUS)
+                     + _spray_resends(by_seed or {}) + _tail_after(by_seed or {}, THREE_FIXED) + _equal_split(by_seed or {})
+                     + _against_model(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
                      "several round trips of data; pl2's own reproduction of it (results/polo, Homa and pHost at the slides' "
                      "settings) does not find it either.")
+    if shared:
+        lines.append(shared)
     if tail and "pHost" in tail:
         lines.append(_phost_w5(tail, x, ctx.seeds[0]) + _phost_seeds(by_seed or {}))
     return lines
@@ -756,3 +928,98 @@ def _phost_w5(t: dict[str, dict[str, Any]], x: float, seed: int) -> str:
             f"messages unfinished after the run's 10 ms of drain (median size {kb(a['unf_size50'])}, against "
             f"{kb(a['size50'])} for all), p50 / p99 slowdown {f(a['s50'])} / {f(a['s99'])}. Each diagnostic changes one "
             f"pHost setting: {runs}.{verdict}")
+
+
+def _d_cuts(v: list[float]) -> list[list[float]]:
+    """D's runs of consecutive cuts in a series of epoch-end values: each run's values
+    from the one before its first cut to the one after its last, for every run that ends
+    inside the series (one still cutting at the series' end is left out)."""
+    out, i = [], 0
+    while i + 1 < len(v):
+        if v[i + 1] < v[i]:
+            j = i
+            while j + 1 < len(v) and v[j + 1] < v[j]:
+                j += 1
+            if j + 1 < len(v):
+                out.append(list(v[i:j + 1]))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _shared(ctx: Context, js: list, size: int):
+    """Per (design, number of flows): the payload rate into the receiver from the first
+    start to the last delivery (None if a message is unfinished) and, for Polo, its D
+    (probe `polo_d`, summed over the receiver's flows) while every flow was open: the
+    runs of cuts (`_d_cuts`), their median peak, trough and length, the mean D, and the
+    first run of two cuts or more as an example."""
+    import polars as pl
+
+    rows = []
+    for job, res in zip(js, ctx.run_many(js), strict=True):
+        m = res.messages
+        done = m["finish_ps"].null_count() == 0
+        first, last = int(m["start_ps"].min()), int(m["start_ps"].max())
+        row: dict[str, Any] = {"design": job.params["design"], "flows": m.height,
+                               "gbps": m.height * size * 8 / (int(m["finish_ps"].max()) - first) * 1e3 if done else None,
+                               "cycles": 0, "d_peak": None, "d_trough": None, "d_cuts": None, "d_mean": None, "d_example": None}
+        p = res.probes.filter((pl.col("name") == "polo_d") & (pl.col("time_ps") >= last))
+        if done:
+            p = p.filter(pl.col("time_ps") < int(m["finish_ps"].min()))
+        v = p.sort("time_ps", maintain_order=True)["value"].to_list()
+        if v:
+            runs = _d_cuts(v)
+            row.update(d_mean=sum(v) / len(v), cycles=len(runs))
+            if runs:
+                row.update(d_peak=_median([r[0] for r in runs]), d_trough=_median([r[-1] for r in runs]),
+                           d_cuts=_median([len(r) - 1 for r in runs]),
+                           d_example=" → ".join(f"{x:.0f}" for x in next((r for r in runs if len(r) > 2), runs[0])))
+        rows.append(row)
+    return pl.DataFrame(rows, schema={"design": pl.String, "flows": pl.Int64, "gbps": pl.Float64, "cycles": pl.Int64,
+                                      "d_peak": pl.Float64, "d_trough": pl.Float64, "d_cuts": pl.Float64,
+                                      "d_mean": pl.Float64, "d_example": pl.String})
+
+
+def _shared_text(df, size: int, seed: int) -> str:
+    """The long-flow diagnostic in words: every design's rate per number of flows, and
+    what Polo's D did while its flows shared the link."""
+    if df.is_empty():
+        return ""
+    rows = {(r["design"], r["flows"]): r for r in df.iter_rows(named=True)}
+    ns = sorted({n for _, n in rows})
+    ds = list(dict.fromkeys(d for d, _ in rows))
+    g = lambda r: "unfinished" if r["gbps"] is None else f"{r['gbps']:.1f}"  # noqa: E731
+    out = (f"- **Polo's long flows sharing a link** (diagnostic, seed {seed}): n hosts of rack 1 each send one "
+           f"{size / 1e6:g} MB message to host 0 in rack 0 at once, nothing else in the pod; the payload rate into "
+           f"host 0 from the first start to the last delivery (n × {size / 1e6:g} MB over that time), Gbps: "
+           + "; ".join(f"{n} flow{'s' if n > 1 else ''} " + ", ".join(f"{d} {g(rows[(d, n)])}" for d in ds if (d, n) in rows)
+                       for n in ns) + ".")
+    line = 100 * 1500 / 1542
+    share = {d: [f"{n} flow{'s' if n > 1 else ''} {rows[(d, n)]['gbps'] / line:.0%}" for n in ns
+                 if (d, n) in rows and rows[(d, n)]["gbps"] is not None] for d in ("Polo", "Polo ECN 65")}
+    if any(share.values()):
+        out += (f" Of the {line:.1f} Gbps of payload a 100 Gbps link carries in full frames: "
+                + "; ".join(f"{d} {', '.join(v)}" for d, v in share.items() if v) + ".")
+    r = next((rows[("Polo", n)] for n in ns if n > 1 and ("Polo", n) in rows), None)
+    if r and r["d_example"]:
+        ex = [float(x) for x in r["d_example"].split(" → ")]
+        out += (f" Polo's D (probe `polo_d`, summed over host 0's flows, at each epoch's end while all {r['flows']} were "
+                f"open) went through {r['cycles']} runs of cuts, each a median {r['d_cuts']:.0f} epochs of cuts in a "
+                f"row from a median {r['d_peak']:.0f} packets per epoch to {r['d_trough']:.0f} (e.g. {r['d_example']}); "
+                f"over the transfer D averaged {r['d_mean']:.1f}, {r['d_mean'] / r['d_peak']:.0%} of its median peak. "
+                "The slides' rule cuts D by half its marked packets in every epoch that has any, and an epoch is one "
+                "round trip of high-priority control packets")
+        if len(ex) > 2:
+            implied = 2 * (ex[1] - ex[2]) - r["flows"]
+            out += (f": the example's second cut, {ex[1] - ex[2]:.0f}, needs at least 2 × {ex[1] - ex[2]:.0f} − "
+                    f"{r['flows']} = {implied:.0f} marked arrivals in an epoch that began with D = {ex[1]:.0f}"
+                    + (", more than that D asks for: packets driven before the first cut, marked as they waited, "
+                       "cut D again" if implied > ex[1] else ""))
+        out += (". A cut once per round trip of data, as TCP's response to ECN (RFC 3168 §6.1.2), would stop at half "
+                "the peak.")
+    e = next((rows[("Polo ECN 65", n)] for n in ns if n > 1 and ("Polo ECN 65", n) in rows), None)
+    if e and e["d_peak"] is not None:
+        out += (f" With marking at 65 frames ({e['flows']} flows): a median {e['d_cuts']:.0f} cuts in a row from "
+                f"{e['d_peak']:.0f} to {e['d_trough']:.0f}, D averaging {e['d_mean']:.1f}.")
+    return out
