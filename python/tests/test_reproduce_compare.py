@@ -483,17 +483,25 @@ def test_spray_resends_by_hand() -> None:
 
 
 def test_against_model_by_hand() -> None:
-    """100 messages per design (p99: the 99th smallest). Polo 10, Homa 2; the diagnostic
-    at 4 closes (10 − 4) / (10 − 2) = 75 %; the model's fair and shortest-first p99 are
-    3.5 and 2.5."""
+    """100 messages per design (p99: the 99th smallest). Polo 10, Homa 2: a gap of 8; the
+    diagnostic at 4 closes (10 − 4) / 8 = 75 %; the model's fair and shortest-first p99
+    are 3.5 and 2.5. Homa is within 10 % of the gap (0.8) of the model's shortest first,
+    so the gap splits: (3.5 − 2.5) / 8 = 12 % (12.5, round-half-even) sharing, (4 − 3.5) /
+    8 = 6 % (6.25) left. With the model's shortest first at 3.4 (1.4 from Homa) it does not."""
     def t(x: float) -> dict:
         return {"n": 100, "sl": [1.0] * 98 + [x, x]}
     by_seed = {1: {"Polo": {**t(10.0), "fluid": {"fair": [1.0] * 98 + [3.5] * 2, "srpt": [1.0] * 98 + [2.5] * 2}},
                    "Homa": {**t(2.0), "fluid": {"fair": [], "srpt": []}}, pod.THREE_FIXED: t(4.0)}}
-    assert pod._against_model(by_seed) == (
-        " With those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, Polo's pooled p99 slowdown "
-        "is 4.0, 75% of its gap to Homa closed; the fluid model of the same messages gives 3.5 shared equally and 2.5 "
-        "shortest first, and Homa measures 2.0.")
+    head = (" With those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, Polo's pooled p99 "
+            "slowdown is 4.0, 75% of its gap to Homa closed; the fluid model of the same messages gives 3.5 shared equally "
+            "and 2.5 shortest first, and Homa measures 2.0.")
+    assert pod._against_model(by_seed) == head + (
+        " So of Polo's pooled gap to Homa (10.0 − 2.0), those changes close 75%; equal sharing against shortest first is "
+        "12% of it in the model (Polo drives every open flow at once, Homa's receiver grants the shortest first, and Homa "
+        "measures at the model's shortest first); the remaining 6%, Polo above equal sharing, goes with the unequal "
+        "per-flow D measured above.")
+    by_seed[1]["Polo"]["fluid"]["srpt"] = [1.0] * 98 + [3.4] * 2
+    assert pod._against_model(by_seed).endswith("and Homa measures 2.0.")
     del by_seed[1][pod.THREE_FIXED]
     assert pod._against_model(by_seed) == ""
 
