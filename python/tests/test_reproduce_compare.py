@@ -529,3 +529,33 @@ def test_own_d_by_hand() -> None:
     rows[-1] = (9.0, 24.0, 25.0)
     assert pod._own_d({1: {pod.THREE_FIXED: {"flow_d": rows}}}).endswith("; 1 of 1 below.")
     assert pod._own_d({}) == ""
+
+
+def test_spine_links_by_hand() -> None:
+    """Two leaves of 2 hosts (s0, s1), spines s2, s3, s4; windows of 10 ps. Message 1 from
+    h0 to h3 (leaf 1) open from 5 to 35: the windows at 10, 20, 30 (30 ps). Into s1, s2
+    sent 30 + 30 B and s3 15 B in them (s3's 99 B at 0 begins before), s4 nothing then:
+    rates 16, 4 and 0 × 10³ Gbps, busiest 16, median 4. Message 2 stays in its rack and
+    message 3 is unfinished: neither is read."""
+    ports = pl.DataFrame({"node": ["s2", "s2", "s3", "s3", "s4", "h0", "s1"], "peer": ["s1", "s1", "s1", "s1", "s1", "s0", "h3"],
+                          "window_start_ps": [10, 30, 0, 20, 50, 10, 10], "tx_bytes": [30, 30, 99, 15, 7, 500, 500]})
+    m = pl.DataFrame({"id": [1, 2, 3], "src": [0, 0, 1], "dst": [3, 1, 2], "start_ps": [5, 5, 5], "latency_ps": [30, 30, None]},
+                     schema_overrides={"latency_ps": pl.Int64})
+    got = pod._spine_links(m, ports, leaves=2, per_leaf=2)
+    assert got == {1: (pytest.approx(16e3), pytest.approx(4e3))}
+
+
+def test_spine_text_by_hand() -> None:
+    """100 messages of the three's run (slowest 1 %: message 7 of seed 1); its spine links
+    per flow 95 / 10 Gbps, sprayed 40 / 38."""
+    by_seed = {1: {pod.THREE: {"by_id": {i: (9.0 if i == 7 else 1.0) for i in range(100)}},
+                   "Polo three + ECN 65": {"spines": {7: (95.0, 10.0)}}, pod.THREE_FIXED: {"spines": {7: (40.0, 38.0)}}}}
+    assert pod._spine_text(by_seed) == (
+        " The links from the spines into the receiver's rack while each of those messages crossed racks and was open: "
+        "those three with ECN marking at 65 full frames, 1 of them: the busiest 95 Gbps and the median link 10 (medians "
+        "over the messages); those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, 1 of them: "
+        "the busiest 40 Gbps and the median link 38 (medians over the messages): hashed per flow, those long flows meet "
+        "on one spine link into the rack while the others have room (ECMP collisions); sprayed, the links carry alike.")
+    by_seed[1][pod.THREE_FIXED]["spines"][7] = (80.0, 38.0)
+    assert pod._spine_text(by_seed).endswith("the busiest 80 Gbps and the median link 38 (medians over the messages).")
+    assert pod._spine_text({1: {pod.THREE: {"by_id": {}}}}) == ""

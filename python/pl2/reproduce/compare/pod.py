@@ -49,6 +49,9 @@ COMBOS = {"Polo all four": "the first four together",
 #: (sprayed) no gap taken for a loss.
 THREE, THREE_FIXED = "Polo three that help", "Polo three + ECN 65 sprayed no gap"
 THREE_PLUS = ["Polo three + ECN 65", "Polo three + ECN 65 sprayed", THREE_FIXED]
+#: The diagnostics whose spine-to-leaf links are read while each message is open: the
+#: same settings hashed per flow and sprayed.
+SPINE_DIAG = ["Polo three + ECN 65", THREE_FIXED]
 #: The diagnostics that spray Polo's packets (its recovery 1 takes reordering for loss).
 SPRAYED = ["Polo sprayed", "Polo all four", "Polo three + ECN 65 sprayed", THREE_FIXED]
 TAIL_DIAG = TAIL_SINGLE + list(COMBOS)
@@ -560,6 +563,8 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
             out[job.params["design"]]["by_id"] = dict(m.select("id", (pl.col("latency_ps") / pl.col("ideal_ps")).fill_null(math.inf)).rows())
         polo = res.summary.get("polo") or {}
         out[job.params["design"]].update(dups=polo.get("duplicates", 0), data=polo.get("adjoints", 0))
+        if job.params["design"] in SPINE_DIAG:
+            out[job.params["design"]]["spines"] = _spine_links(m, res.table("ports"))
         if job.params["design"] == THREE_FIXED:
             out[THREE_FIXED]["split"] = _rx_split(res.messages, m, res.table("goodput"))
             out[THREE_FIXED]["flow_d"] = _flow_d(res.messages, m, res.probes)
@@ -607,6 +612,57 @@ def _rx_split(messages, m, goodput) -> list[tuple[float, float | None, float | N
         overlap = (ov["fin"].clip(upper_bound=end) - ov["start_ps"].clip(lower_bound=start)).sum()
         out.append((sl, size * 8 / lat * 1e3, rx, overlap / lat))
     return out
+
+
+def _spine_links(m, ports, leaves: int = 4, per_leaf: int = 16) -> dict[int, tuple[float, float]]:
+    """Per measured message of `m` that crosses racks and finished: the payload-and-header
+    rate (Gbps, over the port windows that begin while it is open) of the busiest, and the
+    median, of the links from the spines into its receiver's leaf. Names as the pod's
+    topology gives them: leaves `s0`…, then the spines."""
+    import polars as pl
+
+    w = ports.filter(pl.col("node").str.strip_prefix("s").cast(pl.Int64, strict=False) >= leaves)
+    starts = sorted(set(ports["window_start_ps"].to_list()))
+    win = min((b - a for a, b in zip(starts, starts[1:])), default=0)
+    out = {}
+    for mid, src, dst, start, lat in m.select("id", "src", "dst", "start_ps", "latency_ps").rows():
+        if lat is None or src // per_leaf == dst // per_leaf or not win:
+            continue
+        first = -(-start // win) * win
+        n = len(range(first, start + lat, win))
+        if not n:
+            continue
+        g = (w.filter((pl.col("peer") == f"s{dst // per_leaf}") & (pl.col("window_start_ps") >= start)
+                      & (pl.col("window_start_ps") < start + lat))
+             .group_by("node").agg(pl.col("tx_bytes").sum()))
+        rates = sorted(b * 8 / (n * win) * 1e3 for b in g["tx_bytes"].to_list())
+        rates = [0.0] * (len(set(w["node"].to_list())) - len(rates)) + rates
+        out[mid] = (rates[-1], _median(rates))
+    return out
+
+
+def _spine_text(by_seed: dict[int, dict[str, Any]]) -> str:
+    """Polo-three-that-help's slowest 1 % of messages (pooled over the seeds) that cross
+    racks: the busiest and the median spine-to-leaf link into their receiver's rack while
+    they were open, in the runs hashed per flow and sprayed (`SPINE_DIAG`)."""
+    if not by_seed or not all("spines" in t.get(d, {}) for t in by_seed.values() for d in SPINE_DIAG) \
+            or not all("by_id" in t.get(THREE, {}) for t in by_seed.values()):
+        return ""
+    top = _slowest([(v, s, i) for s, t in by_seed.items() for i, v in t[THREE]["by_id"].items()])
+    parts, med = [], {}
+    for d in SPINE_DIAG:
+        got = [by_seed[s][d]["spines"][i] for _, s, i in top if i in by_seed[s][d]["spines"]]
+        if got:
+            med[d] = (_median([g[0] for g in got]), _median([g[1] for g in got]))
+            parts.append(f"{_diag_name(d)}, {len(got)} of them: the busiest {med[d][0]:.0f} Gbps and "
+                         f"the median link {med[d][1]:.0f} (medians over the messages)")
+    if not parts:
+        return ""
+    (hb, hm), (sb, sm) = med.get(SPINE_DIAG[0], (0.0, 0.0)), med.get(SPINE_DIAG[1], (0.0, 0.0))
+    verdict = (": hashed per flow, those long flows meet on one spine link into the rack while the others have room "
+               "(ECMP collisions); sprayed, the links carry alike." if hb > 1.5 * hm and sb < 1.2 * sm else ".")
+    return (" The links from the spines into the receiver's rack while each of those messages crossed racks and was "
+            "open: " + "; ".join(parts) + verdict)
 
 
 def _flow_d(messages, m, probes) -> list[tuple[float, float | None, float | None]]:
@@ -907,7 +963,7 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, alone, x)
                      + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {}) + _pause_tail(by_seed or {})
                      + _same_messages(by_seed or {}) + _tail_after(by_seed or {})
-                     + _same_messages(by_seed or {}, THREE, THREE_PLUS)
+                     + _same_messages(by_seed or {}, THREE, THREE_PLUS) + _spine_text(by_seed or {})
                      + _spray_resends(by_seed or {}) + _tail_after(by_seed or {}, THREE_FIXED) + _equal_split(by_seed or {})
                      + _against_model(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
