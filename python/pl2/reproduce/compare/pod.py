@@ -963,7 +963,9 @@ def _why(ctx: Context, st: dict, ds: list[str], A, tail: dict | None = None, S1=
                      f"Homa's {f(t['Homa']['s50'])} / {f(t['Homa']['s99'])}. " + _tail_verdict(t) + _alone(t, alone, x)
                      + _tail_seeds(by_seed or {}) + _receiver_sharing(by_seed or {}) + _fluid_check(by_seed or {}) + _pause_tail(by_seed or {})
                      + _same_messages(by_seed or {}) + _tail_after(by_seed or {})
-                     + _same_messages(by_seed or {}, THREE, THREE_PLUS) + _spine_text(by_seed or {})
+                     + _same_messages(by_seed or {}, THREE, THREE_PLUS)
+                     + (" (Why marking at 65 frames helps long flows: the next bullet.)" if shared else "")
+                     + _spine_text(by_seed or {})
                      + _spray_resends(by_seed or {}) + _tail_after(by_seed or {}, THREE_FIXED) + _equal_split(by_seed or {})
                      + _against_model(by_seed or {})
                      + " The slides' claim comes from their 1 Gbps leaf–spine, where 12 packets are "
