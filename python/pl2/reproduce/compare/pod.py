@@ -27,7 +27,9 @@ from pl2.reproduce.compare.designs import designs
 
 NAME = "compare-pod"
 TITLE = "Every design in a leaf–spine pod (4 racks × 16 hosts, 100 Gbps, 2:1 oversubscribed)"
-HOSTS = 64
+#: The pod: leaves of hosts, spines (every leaf joined to every spine).
+LEAVES, PER_LEAF, SPINES = 4, 16, 8
+HOSTS = LEAVES * PER_LEAF
 #: Diagnostic for NDP's incast: htsim's default, headers the header FIFO cannot hold
 #: dropped rather than returned to their sender (`designs.py`).
 HDROP = "NDP header drop"
@@ -75,7 +77,7 @@ SHARED_DESIGNS = ["Polo", "Polo ECN 65", "Polo three that help", "Polo three + E
 
 
 def topology() -> dict[str, Any]:
-    return {"kind": "leaf_spine", "leaves": 4, "spines": 8, "hosts_per_leaf": 16,
+    return {"kind": "leaf_spine", "leaves": LEAVES, "spines": SPINES, "hosts_per_leaf": PER_LEAF,
             "uplink": {"rate": "100Gbps", "delay": "500ns"}}
 
 
@@ -105,11 +107,11 @@ def settings(quick: bool) -> dict[str, Any]:
 
 
 def shared_base(n: int, size: int) -> dict[str, Any]:
-    """Hosts 16 to 15 + `n` (rack 1) each send one `size`-byte message to host 0 (rack 0)
+    """Hosts `PER_LEAF` to `PER_LEAF` + `n` − 1 (rack 1) each send one `size`-byte message to host 0 (rack 0)
     at once, nothing else: `n` long flows sharing host 0's link, with probes on (Polo's D)."""
     d = base("incast", "", 0, 0, 0, 20.0)
     d["name"] = "compare-pod-shared"
-    d["workload"] = [{"kind": "incast", "senders": f"16..{16 + n}", "receiver": 0, "size": f"{size}B", "count": 1}]
+    d["workload"] = [{"kind": "incast", "senders": f"{PER_LEAF}..{PER_LEAF + n}", "receiver": 0, "size": f"{size}B", "count": 1}]
     d["metrics"]["probes"] = True
     return d
 
@@ -614,7 +616,7 @@ def _rx_split(messages, m, goodput) -> list[tuple[float, float | None, float | N
     return out
 
 
-def _spine_links(m, ports, leaves: int = 4, per_leaf: int = 16) -> dict[int, tuple[float, float]]:
+def _spine_links(m, ports, leaves: int = LEAVES, per_leaf: int = PER_LEAF) -> dict[int, tuple[float, float]]:
     """Per measured message of `m` that crosses racks and finished: the payload-and-header
     rate (Gbps, over the port windows that begin while it is open) of the busiest, and the
     median, of the links from the spines into its receiver's leaf. Names as the pod's
