@@ -577,20 +577,30 @@ def _tails(ctx: Context, js: list) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def _grid(table) -> tuple[list[int], int]:
+    """A windowed table's window starts, sorted, and its window (the smallest step
+    between them; 0 with fewer than two)."""
+    starts = sorted(set(table["window_start_ps"].to_list()))
+    return starts, min((b - a for a, b in zip(starts, starts[1:])), default=0)
+
+
+def _windows_in(start: int, end: int, w: int) -> int:
+    """How many windows of `w` ps (a grid from 0) begin in [start, end)."""
+    return len(range(-(-start // w) * w, end, w)) if w else 0
+
+
 def _rx_rates(m, goodput) -> list[tuple[float, float | None]]:
     """Per measured message: (its slowdown, ∞ if unfinished; the payload rate its
     receiver took in, in Gbps, over the goodput windows that begin while it is open, or
     None if none does)."""
     import polars as pl
 
-    starts = sorted(set(goodput["window_start_ps"].to_list()))
-    w = min((b - a for a, b in zip(starts, starts[1:])), default=0)
+    starts, w = _grid(goodput)
     out = []
     for mid, dst, start, lat, ideal in m.select("id", "dst", "start_ps", "latency_ps", "ideal_ps").rows():
         end = start + lat if lat is not None else (starts[-1] + w if starts else start)
         g = goodput.filter((pl.col("host") == dst) & (pl.col("window_start_ps") >= start) & (pl.col("window_start_ps") < end))
-        first, last = -(-start // w) * w if w else 0, end
-        n = len(range(first, last, w)) if w else 0
+        n = _windows_in(start, end, w)
         out.append((lat / ideal if lat is not None else math.inf, g["payload_bytes"].sum() * 8 / (n * w) * 1e3 if n else None))
     return out
 
@@ -624,14 +634,12 @@ def _spine_links(m, ports, leaves: int = LEAVES, per_leaf: int = PER_LEAF) -> di
     import polars as pl
 
     w = ports.filter(pl.col("node").str.strip_prefix("s").cast(pl.Int64, strict=False) >= leaves)
-    starts = sorted(set(ports["window_start_ps"].to_list()))
-    win = min((b - a for a, b in zip(starts, starts[1:])), default=0)
+    _, win = _grid(ports)
     out = {}
     for mid, src, dst, start, lat in m.select("id", "src", "dst", "start_ps", "latency_ps").rows():
-        if lat is None or src // per_leaf == dst // per_leaf or not win:
+        if lat is None or src // per_leaf == dst // per_leaf:
             continue
-        first = -(-start // win) * win
-        n = len(range(first, start + lat, win))
+        n = _windows_in(start, start + lat, win)
         if not n:
             continue
         g = (w.filter((pl.col("peer") == f"s{dst // per_leaf}") & (pl.col("window_start_ps") >= start)
