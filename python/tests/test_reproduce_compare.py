@@ -541,8 +541,11 @@ def test_spine_links_by_hand() -> None:
                           "window_start_ps": [10, 30, 0, 20, 50, 10, 10], "tx_bytes": [30, 30, 99, 15, 7, 500, 500]})
     m = pl.DataFrame({"id": [1, 2, 3], "src": [0, 0, 1], "dst": [3, 1, 2], "start_ps": [5, 5, 5], "latency_ps": [30, 30, None]},
                      schema_overrides={"latency_ps": pl.Int64})
-    got = pod._spine_links(m, ports, leaves=2, per_leaf=2)
+    got = pod._spine_links(m, ports, leaves=2, per_leaf=2, spines=3)
     assert got == {1: (pytest.approx(16e3), pytest.approx(4e3))}
+    # A fourth spine that never sent a frame (no row) still counts: median of 0, 0, 4, 16
+    # (the lower) is 0.
+    assert pod._spine_links(m, ports, leaves=2, per_leaf=2, spines=4) == {1: (pytest.approx(16e3), 0.0)}
 
 
 def test_spine_text_by_hand() -> None:

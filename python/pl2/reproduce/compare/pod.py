@@ -626,11 +626,12 @@ def _rx_split(messages, m, goodput) -> list[tuple[float, float | None, float | N
     return out
 
 
-def _spine_links(m, ports, leaves: int = LEAVES, per_leaf: int = PER_LEAF) -> dict[int, tuple[float, float]]:
+def _spine_links(m, ports, leaves: int = LEAVES, per_leaf: int = PER_LEAF, spines: int = SPINES) -> dict[int, tuple[float, float]]:
     """Per measured message of `m` that crosses racks and finished: the payload-and-header
     rate (Gbps, over the port windows that begin while it is open) of the busiest, and the
-    median, of the links from the spines into its receiver's leaf. Names as the pod's
-    topology gives them: leaves `s0`…, then the spines."""
+    median, of the `spines` links from the spines into its receiver's leaf (a link with no
+    row carried nothing). Names as the pod's topology gives them: leaves `s0`…, then the
+    spines."""
     import polars as pl
 
     w = ports.filter(pl.col("node").str.strip_prefix("s").cast(pl.Int64, strict=False) >= leaves)
@@ -646,7 +647,7 @@ def _spine_links(m, ports, leaves: int = LEAVES, per_leaf: int = PER_LEAF) -> di
                       & (pl.col("window_start_ps") < start + lat))
              .group_by("node").agg(pl.col("tx_bytes").sum()))
         rates = sorted(b * 8 / (n * win) * 1e3 for b in g["tx_bytes"].to_list())
-        rates = [0.0] * (len(set(w["node"].to_list())) - len(rates)) + rates
+        rates = [0.0] * (spines - len(rates)) + rates
         out[mid] = (rates[-1], _median(rates))
     return out
 
