@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from pl2 import reproduce as rep
-from pl2.reproduce.compare import core, designs as D, fluid, microburst, pod, rack
+from pl2.reproduce.compare import core, designs as D, fluid, microburst, pod, polo_tail, rack
 
 
 def _bases() -> list[dict]:
@@ -124,16 +124,16 @@ def test_polo_tail_shares_are_worked_from_the_slowdowns() -> None:
                                      "Polo D bounded": 6.0, "Polo sprayed": 9.0, "Polo ECN 65": 7.0, "Polo D per receiver": 10.0, "Polo short first": 10.0,
                                      "Polo all four": 4.0, "Polo three that help": 5.0, "Polo three + ECN 65": 10.0,
                                      "Polo three + ECN 65 sprayed": 10.0, "Polo three + ECN 65 sprayed no gap": 10.0}.items()}
-    v = pod._tail_verdict(t)
+    v = polo_tail.tail_verdict(t)
     assert "a first burst of 36 packets 25%, no pause 0%, D bounded 50%, packets sprayed over the uplinks 12%, ECN marking at 65 full frames 38%" in v
     assert ("the first four together 75%, a first burst of 36, no pause and short first together 62%, those three with "
             "ECN marking at 65 full frames 0%, those three with ECN marking at 65 full frames and packets sprayed 0%, those "
             "three with ECN marking at 65 full frames, packets sprayed and no recovery 1 0%. The most, 75%, with the first four together, leaving 25% that no setting") in v
     assert v.endswith("leaving 25% that no setting changed here removes.")
     t["Polo ECN 65"]["s99"] = 2.5
-    assert pod._tail_verdict(t).endswith("The most, 94%, with ECN marking at 65 full frames: that setting is Polo's gap to Homa here.")
+    assert polo_tail.tail_verdict(t).endswith("The most, 94%, with ECN marking at 65 full frames: that setting is Polo's gap to Homa here.")
     t["Polo"]["s99"] = 1.0
-    assert pod._tail_verdict(t) == "Polo's p99 slowdown is not above Homa's in this run."
+    assert polo_tail.tail_verdict(t) == "Polo's p99 slowdown is not above Homa's in this run."
 
 
 def test_polo_tail_shares_over_seeds() -> None:
@@ -149,7 +149,7 @@ def test_polo_tail_shares_over_seeds() -> None:
         # 100 messages each: 99 at 1.0 and the slowest at the p99 (nearest rank: the 99th).
         return {d: {"s99": x, "n": 100, "sl": [1.0] * 98 + [x, x]} for d, x in v.items()}
     by = {1: t(10.0, 2.0, 8.0, 7.0, 4.0), 2: t(6.0, 2.0, 3.0, 6.0, 5.0), 3: t(1.0, 2.0, 1.0, 1.0, 1.0)}
-    v = pod._tail_seeds(by)
+    v = polo_tail.tail_seeds(by)
     assert v.startswith(" On seeds 1–3 (Polo / Homa p99 slowdown 10.0 / 2.0, 6.0 / 2.0, 1.0 / 2.0; shares on the 2 seeds")
     assert "a first burst of 36 packets 25% to 75%, no pause 0% to 0%" in v
     assert ("ECN marking at 65 full frames 0% to 38%, one D per receiver shared by its flows 0% to 0%, messages of at most 100 KB sent at a higher priority 0% to 0%, the first four "
@@ -170,7 +170,7 @@ def test_polo_tail_shares_over_seeds() -> None:
     # Seed 3 with Polo above Homa: Polo {10, 10, 9, 9, 6, 6} → 9.0, gap 7; first burst
     # {8, 8, 3, 3, 5, 5} → 5.0 (4/7 = 57 %), ECN {7, 7, 6, 6, 9, 9} → 7.0 (2/7 = 29 %).
     by[3] = t(9.0, 2.0, 5.0, 9.0, 6.0)
-    v = pod._tail_seeds(by)
+    v = polo_tail.tail_seeds(by)
     assert "shares on the 3 seeds" in v
     assert v.endswith("Polo 9.0, Homa 2.0; shares a first burst of 36 packets 57%, no pause 0%, D bounded 0%, packets "
                       "sprayed over the uplinks 0%, ECN marking at 65 full frames 29%, one D per receiver shared by its "
@@ -178,9 +178,9 @@ def test_polo_tail_shares_over_seeds() -> None:
                       "of 36, no pause and short first together 0%, those three with ECN marking at 65 full frames 0%, those "
                       "three with ECN marking at 65 full frames and packets sprayed 0%, those three with ECN marking at 65 full frames, "
                       "packets sprayed and no recovery 1 0%.")
-    assert pod._tail_seeds({1: by[1]}) == ""
+    assert polo_tail.tail_seeds({1: by[1]}) == ""
     low = t(1.0, 2.0, 1.0, 1.0, 1.0)
-    assert pod._tail_seeds({3: low, 5: low}) == " On none of seeds 3, 5 is Polo's p99 slowdown finitely above Homa's."
+    assert polo_tail.tail_seeds({3: low, 5: low}) == " On none of seeds 3, 5 is Polo's p99 slowdown finitely above Homa's."
 
 
 def test_phost_unfinished_over_seeds() -> None:
@@ -204,7 +204,7 @@ def test_receiver_sharing_by_hand() -> None:
                       "size_bytes": [10_000, 1_000_000, 10_000, 5_000, 6_000],
                       "start_ps": [0, 4_000_000, 20_000_000, 0, 100_000_000],
                       "latency_ps": [5_000_000, 16_000_000, 10_000_000, None, 1_000_000]})
-    assert sorted(pod._shares_receiver(m)) == [1, 4]
+    assert sorted(polo_tail.shares_receiver(m)) == [1, 4]
     # 200 messages per design over two seeds: Polo's two slowest (sizes 40 and 60 KB) both
     # shared, 20 of 200 in all (10 %); Homa's two slowest (3 and 5 MB) none, 50 of 200.
     def design(top: list[tuple[float, bool, int]], shared_rest: int) -> list:
@@ -212,7 +212,7 @@ def test_receiver_sharing_by_hand() -> None:
         return top + rest
     by = {1: {"Polo": {"rx": design([(9.0, True, 40_000)], 9)}, "Homa": {"rx": design([(4.0, False, 5_000_000)], 25)}},
           2: {"Polo": {"rx": design([(8.0, True, 60_000)], 9)}, "Homa": {"rx": design([(3.0, False, 3_000_000)], 25)}}}
-    assert pod._receiver_sharing(by) == (
+    assert polo_tail.receiver_sharing(by) == (
         " Which messages make the tail, pooled over seeds 1–2 (slowest 1 % by slowdown): Polo's 2 slowest of 200 (median "
         "size 40 KB): 2 shared their receiver with a larger open message, against 10% of all its messages; Homa's 2 "
         "slowest of 200 (median size 3,000 KB): 0 shared their receiver with a larger open message, against 25% of all "
@@ -222,7 +222,7 @@ def test_receiver_sharing_by_hand() -> None:
     # them; 18 of 200 in all): no verdict.
     by[1]["Polo"]["rx"][0] = (9.0, False, 40_000)
     by[2]["Polo"]["rx"][0] = (8.0, False, 60_000)
-    assert pod._receiver_sharing(by).endswith("against 9% of all its messages; Homa's 2 slowest of 200 (median size "
+    assert polo_tail.receiver_sharing(by).endswith("against 9% of all its messages; Homa's 2 slowest of 200 (median size "
                                               "3,000 KB): 0 shared their receiver with a larger open message, against "
                                               "25% of all its messages.")
 
@@ -233,20 +233,20 @@ def test_polo_alone_share_is_worked_from_the_slowdowns() -> None:
     gap to contention."""
     t = {"Polo": {"s99": 10.0}, "Homa": {"s99": 2.0}}
     first = {"Polo": {"n": 200, "s50": 2.2, "s99": 6.0}, "Homa": {"n": 199, "s50": 1.0, "s99": 1.0}}
-    v = pod._alone(t, pod.Alone(first, {}, {}), 0.5)
+    v = polo_tail.alone(t, polo_tail.Alone(first, {}, {}), 0.5)
     assert "nothing else sent; 200 and 199 runs): p50 / p99 slowdown Polo 2.2 / 6.0, Homa 1.0 / 1.0." in v
     assert v.endswith("5.0 above Homa's, 62% of its gap at 50%: that much is Polo's own pace (its first burst of 12 "
                       "packets, then D driving packets per epoch from D = 12, one more per epoch), the other 38% is contention.")
     # Pooled over seeds: alone Polo 3 against Homa 1 (2 above), at load 8 against 3 (gap 5): 40 %.
     pooled = {"Polo": {"n": 1000, "s50": 1.3, "s99": 3.0}, "Homa": {"n": 990, "s50": 1.0, "s99": 1.0}}
-    assert pod._alone(t, pod.Alone(first, pooled, {"Polo": 8.0, "Homa": 3.0}), 0.5).endswith(
+    assert polo_tail.alone(t, polo_tail.Alone(first, pooled, {"Polo": 8.0, "Homa": 3.0}), 0.5).endswith(
         " The same for every seed's messages (1000 and 990 runs): alone Polo 1.3 / 3.0, Homa 1.0 / 1.0; at 50%, pooled, "
         "Polo 8.0 and Homa 3.0 at the p99: Polo's own pace is 40% of the pooled gap, contention 60%.")
     first["Polo"]["s99"] = 1.5
-    assert pod._alone(t, pod.Alone(first, {"Homa": pooled["Homa"]}, {}), 0.5).endswith(
+    assert polo_tail.alone(t, polo_tail.Alone(first, {"Homa": pooled["Homa"]}, {}), 0.5).endswith(
         "the gap is made by contention, not by Polo's own pace.")
-    assert pod._alone(t, None, 0.5) == ""
-    assert pod._alone(t, pod.Alone({}, {}, {}), 0.5) == ""
+    assert polo_tail.alone(t, None, 0.5) == ""
+    assert polo_tail.alone(t, polo_tail.Alone({}, {}, {}), 0.5) == ""
 
 
 def test_fluid_model_by_hand() -> None:
@@ -293,14 +293,14 @@ def test_fluid_check_is_worked_from_the_pooled_rows() -> None:
         polo["rx_rate"] = [(1.0, 90.0)] * 490 + [(10.0, 40.0)] * 10
         polo["line_gbps"] = 97.3
         by_seed[seed] = {"Polo": polo, "Homa": design(3.0, 2.0, 1.5)}
-    text = pod._fluid_check(by_seed)
+    text = polo_tail.fluid_check(by_seed)
     assert "p99 slowdown 2.0 for Polo's messages and 2.0 for Homa's; shared shortest first, 1.5 and 1.5; measured, Polo 10.0 and Homa 3.0." in text
     assert "While Polo's 10 slowest messages were open, their receivers took in a median 40 Gbps of payload, of the 97 Gbps" in text
     assert text.endswith("driven below an equal share of their receiver's link, and the link is not kept full meanwhile.")
     for t in by_seed.values():
         t["Polo"]["sl"] = [1.0] * 500
-    assert "does not account" not in pod._fluid_check(by_seed)
-    assert pod._fluid_check({1: {"Polo": {"n": 1}, "Homa": {"n": 1}}}) == ""
+    assert "does not account" not in polo_tail.fluid_check(by_seed)
+    assert polo_tail.fluid_check({1: {"Polo": {"n": 1}, "Homa": {"n": 1}}}) == ""
 
 
 def test_pause_tail_by_hand() -> None:
@@ -311,11 +311,11 @@ def test_pause_tail_by_hand() -> None:
                for s in (1, 2)}
     by_seed[1]["Polo"]["by_id"][7], by_seed[1]["Polo no pause"]["by_id"][7] = 50.0, 5.0
     by_seed[2]["Polo"]["by_id"][3], by_seed[2]["Polo no pause"]["by_id"][3] = 9.0, 8.0
-    text = pod._pause_tail(by_seed)
+    text = polo_tail.pause_tail(by_seed)
     assert text == (" The same 2 slowest messages of Polo's, pooled, in the runs without the pause (`Polo no pause`, same "
                     "seeds and messages): 1 of them more than twice as slow with the pause as without it (with it 50.0; "
                     "without 5.0); the other 1 a median 8.0 without it against 9.0 with it.")
-    assert pod._pause_tail({1: {"Polo": {}}}) == ""
+    assert polo_tail.pause_tail({1: {"Polo": {}}}) == ""
 
 
 def test_same_messages_by_hand() -> None:
@@ -329,9 +329,9 @@ def test_same_messages_by_hand() -> None:
     burst = {i: 1.0 for i in range(300)}
     burst.update({5: 40.0, 6: 25.0, 7: 5.0})
     by_seed = {1: {"Polo": {"by_id": polo}, "Polo no pause": {"by_id": nop}, "Polo first burst 36": {"by_id": burst}}}
-    assert pod._same_messages(by_seed) == (" Those 3 messages in each diagnostic's runs (same seeds and messages), median "
+    assert polo_tail.same_messages(by_seed) == (" Those 3 messages in each diagnostic's runs (same seeds and messages), median "
                                            "slowdown: 20.0 as run; a first burst of 36 packets 25.0; no pause 2.0.")
-    assert pod._same_messages({1: {"Polo": {"by_id": polo}}}) == ""
+    assert polo_tail.same_messages({1: {"Polo": {"by_id": polo}}}) == ""
 
 
 def test_tail_after_by_hand() -> None:
@@ -340,10 +340,10 @@ def test_tail_after_by_hand() -> None:
     rest = [(1.0, False, 10_000)] * 198
     by_seed = {1: {"Polo": {"rx": rest + [(20.0, True, 50_000), (10.0, True, 60_000)]},
                    "Polo three that help": {"rx": rest + [(8.0, False, 3_000_000), (7.0, False, 1_000_000)]}}}
-    assert pod._tail_after(by_seed) == (" With a first burst of 36, no pause and short first together, the run's own slowest 2 "
+    assert polo_tail.tail_after(by_seed) == (" With a first burst of 36, no pause and short first together, the run's own slowest 2 "
                                         "messages (pooled): median size 1,000 KB (1,000 KB to 3,000 KB), "
                                         "slowdowns 7.0 to 8.0, against median 50 KB (50 KB to 60 KB) as run.")
-    assert pod._tail_after({1: {"Polo": {"rx": rest}}}) == ""
+    assert polo_tail.tail_after({1: {"Polo": {"rx": rest}}}) == ""
 
 
 def test_rx_rates_by_hand() -> None:
@@ -354,7 +354,7 @@ def test_rx_rates_by_hand() -> None:
     g = pl.DataFrame({"host": [3, 3, 3, 4], "window_start_ps": [0, 10, 30, 20], "payload_bytes": [100, 30, 15, 999]})
     m = pl.DataFrame({"id": [1, 2], "dst": [3, 3], "start_ps": [5, 25], "latency_ps": [30, None], "ideal_ps": [10, 10]},
                      schema_overrides={"latency_ps": pl.Int64})
-    got = pod._rx_rates(m, g)
+    got = polo_tail.rx_rates(m, g)
     assert got[0] == (3.0, pytest.approx(12e3))
     assert got[1] == (float("inf"), pytest.approx(15 * 8 / 10 * 1e3))
 
@@ -393,7 +393,7 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
     polo = C.measure(Res(), [0])
     Res.summary = {**Res.summary, "goodput_gbps": {"h0": 90.0}}
     no_pause = C.measure(Res(), [0])
-    rows = {"Polo": polo, pod.POLO_NP: no_pause}
+    rows = {"Polo": polo, polo_tail.POLO_NP: no_pause}
     text = pod._polo_incast(lambda part, wl, x, d: rows[d])
     assert "60.0 against 90.0 Gbps, largest queue 998 against 998 KB" in text
     assert "rises by 30.0 Gbps" in text
@@ -417,9 +417,9 @@ def test_pod_diagnostic_texts_read_the_run_rows() -> None:
 def test_d_cuts_by_hand() -> None:
     """41 → 25 → 6 → 3 is one run of three cuts; 9 → 4 one of one (the repeated 4 ends
     it); the cut 6 → 2 at the series' end may go on, so it is left out."""
-    assert pod._d_cuts([37, 39, 41, 25, 6, 3, 5, 7, 9, 4, 4, 6, 2]) == [[41, 25, 6, 3], [9, 4]]
-    assert pod._d_cuts([1, 2, 3]) == []
-    assert pod._d_cuts([]) == []
+    assert polo_tail.d_cuts([37, 39, 41, 25, 6, 3, 5, 7, 9, 4, 4, 6, 2]) == [[41, 25, 6, 3], [9, 4]]
+    assert polo_tail.d_cuts([1, 2, 3]) == []
+    assert polo_tail.d_cuts([]) == []
 
 
 def test_rx_split_by_hand() -> None:
@@ -431,7 +431,7 @@ def test_rx_split_by_hand() -> None:
     g = pl.DataFrame({"host": [3, 3, 3, 3, 4], "window_start_ps": [0, 10, 20, 50, 0], "payload_bytes": [100, 50, 50, 7, 1]})
     msgs = pl.DataFrame({"id": [1, 2, 3], "dst": [3, 3, 4], "size_bytes": [1000, 10, 10], "start_ps": [0, 20, 0],
                          "latency_ps": [40, 40, None], "ideal_ps": [10, 10, 10]}, schema_overrides={"latency_ps": pl.Int64})
-    got = pod._rx_split(msgs, msgs.filter(pl.col("id") != 2), g)
+    got = polo_tail.rx_split(msgs, msgs.filter(pl.col("id") != 2), g)
     assert got[0] == (4.0, pytest.approx(200e3), pytest.approx(40e3), pytest.approx(1.5))
     assert got[1] == (float("inf"), None, None, None)
 
@@ -440,15 +440,15 @@ def test_equal_split_by_hand() -> None:
     """100 messages (slowest 1 %: 1): 10 Gbps of its own while its receiver took in 60
     among 3 open messages: 10 / (60 / 3) = 50 %."""
     rows = [(1.0, 50.0, 60.0, 1.0)] * 99 + [(9.0, 10.0, 60.0, 3.0)]
-    text = pod._equal_split({1: {pod.THREE_FIXED: {"split": rows}}})
+    text = polo_tail.equal_split({1: {polo_tail.THREE_FIXED: {"split": rows}}})
     assert text.startswith(" Those 1 messages got a median 10.0 Gbps each while open, 50% (median; 50% to 50%) of an "
                            "equal split of what their receivers took in meanwhile (a median 60 Gbps among a median 3.0 "
                            "open messages). So with every setting tested that helps, Polo's slowest messages still get "
                            "less than an equal split")
     # At an equal split (10 Gbps among 6 open at 60), no such sentence.
     rows[-1] = (9.0, 10.0, 60.0, 6.0)
-    assert pod._equal_split({1: {pod.THREE_FIXED: {"split": rows}}}).endswith("a median 6.0 open messages).")
-    assert pod._equal_split({1: {"Polo": {}}}) == ""
+    assert polo_tail.equal_split({1: {polo_tail.THREE_FIXED: {"split": rows}}}).endswith("a median 6.0 open messages).")
+    assert polo_tail.equal_split({1: {"Polo": {}}}) == ""
 
 
 def test_shared_text_is_worked_from_the_rows() -> None:
@@ -463,23 +463,23 @@ def test_shared_text_is_worked_from_the_rows() -> None:
          "d_mean": 20.0, "d_example": "40 → 24 → 5"},
         {**base, "design": "Homa", "flows": 2, "gbps": None},
     ])
-    text = pod._shared_text(df, 10_000_000, 1)
+    text = polo_tail.shared_text(df, 10_000_000, 1)
     assert "1 flow Polo 92.0; 2 flows Polo 46.0, Homa unfinished." in text
     assert " Of the 97.3 Gbps of payload a 100 Gbps link carries in full frames: Polo 1 flow 95%, 2 flows 47%." in text
     assert "7 runs of cuts, each a median 2 epochs of cuts in a row from a median 40 packets per epoch to 4" in text
     assert "D averaged 20.0, 50% of its median peak" in text
     assert "at least 2 × 19 − 2 = 36 marked arrivals in an epoch that began with D = 24, more than that D asks for" in text
-    assert pod._shared_text(df.clear(), 1, 1) == ""
+    assert polo_tail.shared_text(df.clear(), 1, 1) == ""
 
 
 def test_spray_resends_by_hand() -> None:
     """Two seeds: `Polo sprayed` resent 30 + 10 of 500 + 500 data packets (4.0 %); the
     other sprayed diagnostics are missing from a seed, so left out."""
-    by_seed = {1: {"Polo sprayed": {"dups": 30, "data": 500}, pod.THREE_FIXED: {"dups": 0, "data": 400}},
+    by_seed = {1: {"Polo sprayed": {"dups": 30, "data": 500}, polo_tail.THREE_FIXED: {"dups": 0, "data": 400}},
                2: {"Polo sprayed": {"dups": 10, "data": 500}}}
-    assert pod._spray_resends(by_seed).endswith("data packets resent that had arrived, pooled (of all sent): packets "
+    assert polo_tail.spray_resends(by_seed).endswith("data packets resent that had arrived, pooled (of all sent): packets "
                                                 "sprayed over the uplinks 40 (4.0%).")
-    assert pod._spray_resends({}) == ""
+    assert polo_tail.spray_resends({}) == ""
 
 
 def test_against_model_by_hand() -> None:
@@ -491,19 +491,19 @@ def test_against_model_by_hand() -> None:
     def t(x: float) -> dict:
         return {"n": 100, "sl": [1.0] * 98 + [x, x]}
     by_seed = {1: {"Polo": {**t(10.0), "fluid": {"fair": [1.0] * 98 + [3.5] * 2, "srpt": [1.0] * 98 + [2.5] * 2}},
-                   "Homa": {**t(2.0), "fluid": {"fair": [], "srpt": []}}, pod.THREE_FIXED: t(4.0)}}
+                   "Homa": {**t(2.0), "fluid": {"fair": [], "srpt": []}}, polo_tail.THREE_FIXED: t(4.0)}}
     head = (" With those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, Polo's pooled p99 "
             "slowdown is 4.0, 75% of its gap to Homa closed; the fluid model of the same messages gives 3.5 shared equally "
             "and 2.5 shortest first, and Homa measures 2.0.")
-    assert pod._against_model(by_seed) == head + (
+    assert polo_tail.against_model(by_seed) == head + (
         " So of Polo's pooled gap to Homa (10.0 − 2.0), those changes close 75%; equal sharing against shortest first is "
         "12% of it in the model (Polo drives every open flow at once, Homa's receiver grants the shortest first, and Homa "
         "measures at the model's shortest first); the remaining 6%, Polo above equal sharing, goes with the unequal "
         "per-flow D measured above.")
     by_seed[1]["Polo"]["fluid"]["srpt"] = [1.0] * 98 + [3.4] * 2
-    assert pod._against_model(by_seed).endswith("and Homa measures 2.0.")
-    del by_seed[1][pod.THREE_FIXED]
-    assert pod._against_model(by_seed) == ""
+    assert polo_tail.against_model(by_seed).endswith("and Homa measures 2.0.")
+    del by_seed[1][polo_tail.THREE_FIXED]
+    assert polo_tail.against_model(by_seed) == ""
 
 
 def test_flow_d_by_hand() -> None:
@@ -515,7 +515,7 @@ def test_flow_d_by_hand() -> None:
                            "name": ["polo_flow_d"] * 6, "value": [4.0, 6.0, 8.0, 20.0, 30.0, 99.0]})
     msgs = pl.DataFrame({"id": [1, 2, 3], "dst": [3, 3, 4], "start_ps": [0, 20, 0], "latency_ps": [40, 60, 10],
                          "ideal_ps": [10, 10, 10]})
-    got = pod._flow_d(msgs, msgs.filter(pl.col("id") != 2), probes)
+    got = polo_tail.flow_d(msgs, msgs.filter(pl.col("id") != 2), probes)
     assert got == [(4.0, 6.0, 25.0), (1.0, None, None)]
 
 
@@ -523,12 +523,12 @@ def test_own_d_by_hand() -> None:
     """100 messages (slowest 1 %: 1) at D 6 against 25 for its receiver's others: below
     0.8 × 25, so said; at 24 against 25, not."""
     rows = [(1.0, 50.0, 50.0)] * 99 + [(9.0, 6.0, 25.0)]
-    text = pod._own_d({1: {pod.THREE_FIXED: {"flow_d": rows}}})
+    text = polo_tail.own_d({1: {polo_tail.THREE_FIXED: {"flow_d": rows}}})
     assert text.startswith(" Their own D (probe `polo_flow_d`, packets per epoch, each message's median while open) was "
                            "a median 6 against 25 for the messages they shared their receiver with; 1 of 1 below: ")
     rows[-1] = (9.0, 24.0, 25.0)
-    assert pod._own_d({1: {pod.THREE_FIXED: {"flow_d": rows}}}).endswith("; 1 of 1 below.")
-    assert pod._own_d({}) == ""
+    assert polo_tail.own_d({1: {polo_tail.THREE_FIXED: {"flow_d": rows}}}).endswith("; 1 of 1 below.")
+    assert polo_tail.own_d({}) == ""
 
 
 def test_spine_links_by_hand() -> None:
@@ -541,24 +541,24 @@ def test_spine_links_by_hand() -> None:
                           "window_start_ps": [10, 30, 0, 20, 50, 10, 10], "tx_bytes": [30, 30, 99, 15, 7, 500, 500]})
     m = pl.DataFrame({"id": [1, 2, 3], "src": [0, 0, 1], "dst": [3, 1, 2], "start_ps": [5, 5, 5], "latency_ps": [30, 30, None]},
                      schema_overrides={"latency_ps": pl.Int64})
-    got = pod._spine_links(m, ports, leaves=2, per_leaf=2, spines=3)
+    got = polo_tail.spine_links(m, ports, leaves=2, per_leaf=2, spines=3)
     assert got == {1: (pytest.approx(16e3), pytest.approx(4e3))}
     # A fourth spine that never sent a frame (no row) still counts: median of 0, 0, 4, 16
     # (the lower) is 0.
-    assert pod._spine_links(m, ports, leaves=2, per_leaf=2, spines=4) == {1: (pytest.approx(16e3), 0.0)}
+    assert polo_tail.spine_links(m, ports, leaves=2, per_leaf=2, spines=4) == {1: (pytest.approx(16e3), 0.0)}
 
 
 def test_spine_text_by_hand() -> None:
     """100 messages of the three's run (slowest 1 %: message 7 of seed 1); its spine links
     per flow 95 / 10 Gbps, sprayed 40 / 38."""
-    by_seed = {1: {pod.THREE: {"by_id": {i: (9.0 if i == 7 else 1.0) for i in range(100)}},
-                   "Polo three + ECN 65": {"spines": {7: (95.0, 10.0)}}, pod.THREE_FIXED: {"spines": {7: (40.0, 38.0)}}}}
-    assert pod._spine_text(by_seed) == (
+    by_seed = {1: {polo_tail.THREE: {"by_id": {i: (9.0 if i == 7 else 1.0) for i in range(100)}},
+                   "Polo three + ECN 65": {"spines": {7: (95.0, 10.0)}}, polo_tail.THREE_FIXED: {"spines": {7: (40.0, 38.0)}}}}
+    assert polo_tail.spine_text(by_seed) == (
         " The links from the spines into the receiver's rack while each of those messages crossed racks and was open: "
         "those three with ECN marking at 65 full frames, 1 of them: the busiest 95 Gbps and the median link 10 (medians "
         "over the messages); those three with ECN marking at 65 full frames, packets sprayed and no recovery 1, 1 of them: "
         "the busiest 40 Gbps and the median link 38 (medians over the messages): hashed per flow, those long flows meet "
         "on one spine link into the rack while the others have room (ECMP collisions); sprayed, the links carry alike.")
-    by_seed[1][pod.THREE_FIXED]["spines"][7] = (80.0, 38.0)
-    assert pod._spine_text(by_seed).endswith("the busiest 80 Gbps and the median link 38 (medians over the messages).")
-    assert pod._spine_text({1: {pod.THREE: {"by_id": {}}}}) == ""
+    by_seed[1][polo_tail.THREE_FIXED]["spines"][7] = (80.0, 38.0)
+    assert polo_tail.spine_text(by_seed).endswith("the busiest 80 Gbps and the median link 38 (medians over the messages).")
+    assert polo_tail.spine_text({1: {polo_tail.THREE: {"by_id": {}}}}) == ""
