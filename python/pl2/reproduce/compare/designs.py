@@ -45,6 +45,17 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
     polo_k = 5 * FULL_FRAME_WIRE
     pfc = {"priorities": [3], "xoff": {"bytes": "100KB"}}
     dcqcn_ecn = {"kind": "red", "min": "5KB", "max": "200KB", "p_max": 0.01, "at_dequeue": True}
+
+    def three(**more: Any) -> dict[str, Any]:
+        """Polo with the three settings that help its W5 tail (first burst 36, no pause,
+        short first), and `more`."""
+        return {"kind": "polo", "initial_window_packets": 36, "pause": False,
+                "short_first": {"max_bytes": "100KB", "priority": 2}, **more}
+
+    def ecn65(**more: Any) -> dict[str, Any]:
+        """Switch keys: step marking at 65 full frames (DCTCP's K at 10 Gbps and above), and `more`."""
+        return {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}, **more}
+
     out = [
         Design("PL2", {"kind": "pl2", "k": 4, "t": 15}, {}, (
             "K = 4 packets per burst, t = 15 (PL2 §6.1, the testbed's setting); Algorithm 1 as written (decrement at "
@@ -140,7 +151,7 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with every switch spraying packets over its equal-cost next hops (`ecmp = \"per_packet\"`, "
             "as Homa, NDP and pHost do) instead of pl2's per-flow hash.",
         ), "tab:gray", False),
-        Design("Polo ECN 65", {"kind": "polo"}, {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}}, (
+        Design("Polo ECN 65", {"kind": "polo"}, ecn65(), (
             f"Polo as above with its switches marking at 65 full frames ({65 * FULL_FRAME_WIRE:,} B, DCTCP's K at 10 Gbps "
             "and above, as the DCTCP row) instead of the slides' 5.",
         ), "tab:gray", False),
@@ -158,26 +169,18 @@ def designs(link_gbps: float = 100.0) -> dict[str, Design]:
             "Polo as above with the four changes of `Polo first burst 36`, `Polo no pause`, `Polo D bounded` and "
             "`Polo sprayed` together.",
         ), "tab:gray", False),
-        Design("Polo three that help", {"kind": "polo", "initial_window_packets": 36, "pause": False,
-                                        "short_first": {"max_bytes": "100KB", "priority": 2}},
+        Design("Polo three that help", three(),
                {"ecn": {"kind": "step", "threshold": f"{polo_k}B"}}, (
             "Polo as above with the three changes that close part of its W5 tail gap alone, pooled over seeds "
             "(`Polo first burst 36`, `Polo no pause`, `Polo short first`), together.",
         ), "tab:gray", False),
-        Design("Polo three + ECN 65", {"kind": "polo", "initial_window_packets": 36, "pause": False,
-                                       "short_first": {"max_bytes": "100KB", "priority": 2}},
-               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}}, (
+        Design("Polo three + ECN 65", three(), ecn65(), (
             "`Polo three that help` with its switches marking at 65 full frames, as `Polo ECN 65`.",
         ), "tab:gray", False),
-        Design("Polo three + ECN 65 sprayed", {"kind": "polo", "initial_window_packets": 36, "pause": False,
-                                               "short_first": {"max_bytes": "100KB", "priority": 2}},
-               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}, "ecmp": "per_packet"}, (
+        Design("Polo three + ECN 65 sprayed", three(), ecn65(ecmp="per_packet"), (
             "`Polo three + ECN 65` with every switch spraying packets over its equal-cost next hops, as `Polo sprayed`.",
         ), "tab:gray", False),
-        Design("Polo three + ECN 65 sprayed no gap", {"kind": "polo", "initial_window_packets": 36, "pause": False,
-                                                      "short_first": {"max_bytes": "100KB", "priority": 2},
-                                                      "recovery_gap": False},
-               {"ecn": {"kind": "step", "threshold": f"{65 * FULL_FRAME_WIRE}B"}, "ecmp": "per_packet"}, (
+        Design("Polo three + ECN 65 sprayed no gap", three(recovery_gap=False), ecn65(ecmp="per_packet"), (
             "`Polo three + ECN 65 sprayed` without recovery 1 (`recovery_gap = false`: a sequence gap, which spraying "
             "makes of reordering, is not taken for a loss; recovery 2 and the sender's timeout remain).",
         ), "tab:gray", False),

@@ -210,7 +210,7 @@ def rx_split(messages, m, goodput) -> list[tuple[float, float | None, float | No
     included), in Gbps; the last three None if it is unfinished."""
     import polars as pl
 
-    o = messages.select("dst", "start_ps", (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    o = messages.select("dst", "start_ps", _fin())
     out = []
     for (sl, rx), (dst, size, start, lat) in zip(rx_rates(m, goodput), m.select("dst", "size_bytes", "start_ps", "latency_ps").rows(),
                                                  strict=True):
@@ -282,10 +282,10 @@ def flow_d(messages, m, probes) -> list[tuple[float, float | None, float | None]
     import polars as pl
 
     p = probes.filter(pl.col("name") == "polo_flow_d").select("time_ps", "flow", "value")
-    o = messages.select("id", "dst", "start_ps", (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    o = messages.select("id", "dst", "start_ps", _fin())
     out = []
     for mid, dst, start, lat, ideal in m.select("id", "dst", "start_ps", "latency_ps", "ideal_ps").rows():
-        end = start + lat if lat is not None else 1 << 62
+        end = start + lat if lat is not None else NEVER
         others = o.filter((pl.col("dst") == dst) & (pl.col("id") != mid) & (pl.col("start_ps") < end) & (pl.col("fin") > start))["id"]
         own = p.filter(pl.col("flow") == mid)["value"]
         oth = p.filter(pl.col("flow").is_in(others.to_list()) & (pl.col("time_ps") >= start) & (pl.col("time_ps") < end))["value"]
@@ -453,14 +453,25 @@ def fluid_check(by_seed: dict[int, dict[str, Any]]) -> str:
     return out
 
 
+#: The end, in ps, of a message never delivered: after any run.
+NEVER = 1 << 62
+
+
+def _fin():
+    """A messages table's column `fin`: each message's delivery time (start + latency),
+    `NEVER` if undelivered."""
+    import polars as pl
+
+    return (pl.col("start_ps") + pl.col("latency_ps")).fill_null(NEVER).alias("fin")
+
+
 def shares_receiver(messages) -> list[int]:
     """Ids of the messages that, at some time between their start and their delivery
     (the run's end if never delivered), shared their receiver with a larger message that
     was also open then."""
     import polars as pl
 
-    o = messages.select("id", "dst", "size_bytes", "start_ps",
-                        (pl.col("start_ps") + pl.col("latency_ps")).fill_null(1 << 62).alias("fin"))
+    o = messages.select("id", "dst", "size_bytes", "start_ps", _fin())
     j = o.join(o, on="dst", suffix="_o").filter(
         (pl.col("id") != pl.col("id_o")) & (pl.col("size_bytes_o") > pl.col("size_bytes"))
         & (pl.col("start_ps_o") < pl.col("fin")) & (pl.col("fin_o") > pl.col("start_ps")))
