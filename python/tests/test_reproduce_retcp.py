@@ -11,7 +11,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+import pl2
 from pl2 import reproduce as rep
+from pl2.scenario import Scenario
 from pl2.reproduce.retcp import common
 
 
@@ -71,6 +73,28 @@ def test_etalon_night_and_linux_host_settings() -> None:
     assert not {"linux_rto", "min_pto", "cubic_alpha"} & set(open_night["transport"])
 
 
+@pytest.mark.real_native
+def test_linux_cubic_runs_tcp_cubic_c_on_the_hosts_dilated_jiffy_clock() -> None:
+    """`linux_cubic` runs CUBIC as Linux's `tcp_cubic.c` on the hosts' kernel clock (HZ
+    250, 20 times faster than emulated time) wherever CUBIC runs (reTCP's CUBIC base too),
+    and only there: a scenario giving it to a variant without CUBIC is refused, naming the
+    key. The probe `cubic_alpha_only` keeps RFC 9438's CUBIC with Linux's α."""
+    clock = {"hz": 250, "dilation": 20}
+    assert common.scenario_dict("c", cc="cubic", quick=True)["transport"]["cubic_linux"] == clock
+    assert common.scenario_dict("r", cc="retcp", retcp_base="cubic", quick=True)["transport"]["cubic_linux"] == clock
+    for cc in ("new_reno", "dctcp", "retcp", "bbr"):
+        assert "cubic_linux" not in common.scenario_dict("n", cc=cc, quick=True)["transport"], cc
+    rfc = common.scenario_dict("a", cc="cubic", quick=True, settings=common.SETTINGS + ("cubic_alpha_only",))["transport"]
+    assert rfc["cubic_alpha"] == "linux" and "cubic_linux" not in rfc
+    d = common.scenario_dict("bad", cc="new_reno", quick=True)
+    d["transport"]["cubic_linux"] = clock
+    with pytest.raises(Exception, match="cubic_linux is set but the congestion control runs no CUBIC"):
+        pl2.run(Scenario.from_dict(d), progress=False)
+    d["transport"] |= {"cc": "cubic", "cubic_linux": {"hz": 0}}
+    with pytest.raises(Exception, match="cubic_linux.hz = 0"):
+        pl2.run(Scenario.from_dict(d), progress=False)
+
+
 def test_bbr_clock_constants_are_dilated_like_the_other_kernel_timers() -> None:
     """BBR's times on the hosts' real clock under TDF 20: Linux's 10 s min-RTT window is
     500 ms emulated, 200 ms of PROBE_RTT 10 ms, the 2^-10 s that sizes a sending unit
@@ -117,3 +141,10 @@ def test_retcp_family_quick(tmp_path: Path) -> None:
         assert (df["util"] > 0).all() and (df["util"] <= 1.0).all(), f
         assert (df["packet_gbps"] <= 10.0).all(), f
         assert (df["frames"] > 0).all(), f
+    # Every variant at τ = 1200 µs (etalon's figure 7-2): Linux's CUBIC holds its window
+    # for 8 jiffies after each reduction, so it uses the circuit less than RFC 9438's
+    # CUBIC with the same α, and both less than Reno, as in etalon's log (78.6 against 95.5 %).
+    v = pl.read_parquet(out / "retcp" / "retcp-dynamic" / "retcp-dynamic-variants-1200.parquet")
+    u = dict(zip(v["label"], v["util"], strict=True))
+    assert set(u) == {"new_reno", "cubic", "cubic, RFC 9438 with Linux's α", "dctcp", "bbr"}
+    assert u["cubic"] < u["cubic, RFC 9438 with Linux's α"] < u["new_reno"], u

@@ -33,7 +33,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   hosts' kernels keep real time: the 200 ms minimum RTO is 10 ms of emulated time, the
   40 ms delayed-ACK timer (TCP_ATO_MIN) 2 ms, the 10 ms floor under the tail loss probe's
   timeout 500 µs (`linux_pto`). Linux's RTO form, SRTT + max(4·RTTVAR, minimum)
-  (`linux_rto`), and its CUBIC's Reno-friendly α (`linux_cubic`, `cubic_alpha = "linux"`).
+  (`linux_rto`), and CUBIC as Linux 4.15's `tcp_cubic.c` runs it (`linux_cubic`,
+  `cubic_linux`): integer windows, Linux's Reno-friendly α, and its step recomputed at most
+  once per HZ/32 jiffies of the hosts' undilated kernel clock (HZ 250: a 4 ms jiffy, 200 µs
+  emulated), so after each reduction the window holds for 1.4-1.6 ms of emulated time.
 - etalon's circuit-state signal (`signal_timing = "recompute"`, click-etalon
   `elements/standard/run_schedule.cc:439-481`), and, for the 25-rack runs, etalon's "fake
   strobe" (`experiments/click_common.py:186-215`): 3 real racks, the measured pair's
@@ -78,7 +81,8 @@ SRC_RACK, DST_RACK = 0, 1
 #: in emulated time, etalon's recomputed circuit-state signal, its 3-rack fake strobe
 #: (only where the runs stand for etalon's 25 racks; the 8-rack runs are the issue's round
 #: robin over 8 real racks), segmentation offload behind the hosts' shaper, the closed
-#: night packet path, and Linux's CUBIC α, RTO form and tail-loss-probe floor.
+#: night packet path, Linux's CUBIC (`tcp_cubic.c` on the hosts' kernel clock), RTO form
+#: and tail-loss-probe floor.
 SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso", "night_closed", "linux_cubic",
             "linux_rto", "linux_pto")
 
@@ -92,7 +96,9 @@ SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso"
 #: NICs ran mlx4's adaptive moderation, which below 400,000 packets/s
 #: (`MLX4_EN_RX_RATE_LOW`) uses `MLX4_EN_RX_COAL_TIME_LOW` = 0 µs: its GRO had nothing to
 #: merge at the ≤ 55,000 frames/s a receiving machine got, so the family leaves GRO off.
-PROBES = ("tso_2seg", "no_delayed_ack", "gro_16us", "gro_128us")
+#: `cubic_alpha_only`: with `linux_cubic`, CUBIC per RFC 9438 with only Linux's α (no
+#: integer windows, no kernel clock), the family's CUBIC before Linux's `tcp_cubic.c` was.
+PROBES = ("tso_2seg", "no_delayed_ack", "gro_16us", "gro_128us", "cubic_alpha_only")
 
 #: Linux's timers on the hosts' real clock, in emulated time (TDF 20): the 200 ms minimum
 #: RTO, the 40 ms delayed-ACK timer (TCP_ATO_MIN) and the 10 ms floor of the tail loss
@@ -101,6 +107,11 @@ TDF = 20
 LINUX_MIN_RTO_MS = 200
 LINUX_ATO_MS = 40
 LINUX_MIN_PTO_MS = 10
+#: The hosts' kernel timer frequency: Ubuntu's generic kernels (etalon's 4.15.0-50-generic,
+#: `bin/kernel_install.sh:38`) are built with CONFIG_HZ = 250 (Ubuntu's 2024 proposal to
+#: move them to 1000 names 250 as the generic kernel's: discourse.ubuntu.com/t/42255). A
+#: jiffy is 4 ms of the hosts' real clock, 200 µs of emulated time.
+LINUX_HZ = 250
 #: BBR's clock-bound constants (Linux 4.15 `tcp_bbr.c`), on the hosts' real clock: the
 #: 10 s min-RTT window, 200 ms of PROBE_RTT, the ~1 ms of data at the pacing rate that
 #: sizes a sending unit (`sk_pacing_shift` 10: 976.5625 µs) and the 1 ms RTT assumed
@@ -143,7 +154,8 @@ def preamble() -> list[str]:
         "destination rack, the only place frames are dropped; a pair's packet path off from the night before its day until "
         "the day ends (etalon's schedule runner). Hosts: pl2's TCP with RACK-TLP and Linux's timers as etalon's "
         "hosts ran them under time dilation (10 ms minimum RTO plus SRTT, 2 ms delayed-ACK timer, 500 µs floor under the "
-        "tail loss probe's timeout), CUBIC with Linux's Reno-friendly α, and "
+        "tail loss probe's timeout), CUBIC as Linux 4.15's `tcp_cubic.c` on the same undilated clock (HZ 250: its "
+        "growth step recomputed at most every 8 jiffies of 200 µs emulated), and "
         "segmentation offload as etalon's hosts sent (64 KiB units timed by the hosts' 40 Gbps shaper, then back to back "
         "at its NIC's 800 Gbps of emulated time; `retcp/common.py`, `docs/model.md`).",
         f"- Traffic: {FLOWS} long-lived TCP flows, host i of rack 0 → host i of rack 1; {warm} warm-up weeks, then "
@@ -210,8 +222,12 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
                                 "unit_time": f"{b['unit_time_ps'] // TDF}ps",
                                 "initial_rtt": f"{1000 * b['initial_rtt_ms'] // TDF}us"}
     if "linux_cubic" in on:
-        # Linux's Reno-friendly α stays 3(1 − β)/(1 + β) (`tcp_cubic.c` beta_scale).
+        # Linux's Reno-friendly α stays 3(1 − β)/(1 + β) (`tcp_cubic.c` beta_scale) ...
         transport["cubic_alpha"] = "linux"
+        runs_cubic = cc == "cubic" or (cc == "retcp" and retcp_base == "cubic")
+        if runs_cubic and "cubic_alpha_only" not in on:
+            # ... and the whole of `tcp_cubic.c` runs on the hosts' undilated jiffy clock.
+            transport["cubic_linux"] = {"hz": LINUX_HZ, "dilation": TDF}
     if "linux_rto" in on:
         transport["linux_rto"] = True
     if "linux_pto" in on:

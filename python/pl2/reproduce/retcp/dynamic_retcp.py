@@ -23,17 +23,21 @@ ETALON_UTIL = {"0": 79.7, "50": 87.3, "100": 91.1, "150": 92.7, "200": 93.9, "25
 ETALON_P99 = {"0": 139, "50": 139, "100": 139, "150": 147, "200": 177, "250": 199, "300": 237}
 ETALON_STATIC16 = {"util": 48.67, "p50_us": 123.0, "p99_us": 139.0}
 
+ALL = "all (the family)"
+GRO16 = "all, GRO within 16 µs (mlx4's fixed moderation)"
+GRO128 = "all, GRO within 128 µs (mlx4's adaptive maximum)"
 #: The rows of the gap table: which of etalon's settings each applies.
 GAP_ROWS: list[tuple[str, tuple[str, ...]]] = (
     [("none (pl2's earlier family)", ())]
     + [(f"only {s}", (s,)) for s in SETTINGS]
-    + [("all (the family)", SETTINGS)]
+    + [(ALL, SETTINGS)]
     + [(f"all but {s}", tuple(x for x in SETTINGS if x != s)) for s in SETTINGS]
     # Host factors beyond etalon's settings, each on top of all of them (`common.PROBES`).
     + [("all, TSO units of 2 segments", tuple(x for x in SETTINGS if x != "tso") + ("tso_2seg",)),
        ("all, no delayed ACKs", SETTINGS + ("no_delayed_ack",)),
-       ("all, GRO within 16 µs (mlx4's fixed moderation)", SETTINGS + ("gro_16us",)),
-       ("all, GRO within 128 µs (mlx4's adaptive maximum)", SETTINGS + ("gro_128us",))])
+       (GRO16, SETTINGS + ("gro_16us",)),
+       (GRO128, SETTINGS + ("gro_128us",)),
+       ("all, CUBIC per RFC 9438 with Linux's α (the family's CUBIC before)", SETTINGS + ("cubic_alpha_only",))])
 
 
 def taus(quick: bool) -> list[int]:
@@ -70,13 +74,80 @@ def gap_table(ctx: Context) -> tuple[str, pl.DataFrame]:
     return table(head, out), df
 
 
+def _row(label: str) -> int:
+    return next(i for i, (lab, _) in enumerate(GAP_ROWS) if lab == label)
+
+
+def what_it_shows(ctx: Context, df: pl.DataFrame, tau_df: pl.DataFrame) -> str:
+    """The gap table (`df`) read row against row: each setting's effect on top of all the
+    others ('all' against 'all but …', or 'all, …' against 'all'), from the runs; and
+    the 25-rack τ sweep (`tau_df`) against etalon's log."""
+    def v(label: str, point: str, col: str = "util") -> float:
+        x = sweep.mean_of(df, f"g{_row(label)}-{point}", col) or 0.0
+        return 100 * x if col == "util" else x
+
+    def moves(label: str, point: str, but: bool = True) -> float:
+        """Points the setting (or the probe) adds on top of the others."""
+        return v(ALL, point) - v(label, point) if but else v(label, point) - v(ALL, point)
+
+    e = ETALON_STATIC16
+    one = ("(1) The ×1.20 is not p99 over p99: etalon's `calcs.txt` divides reTCP's p99 (147 µs) by static CUBIC's median "
+           f"(123 µs); its own p99 over p99 is 147 / 139 = × {ETALON_P99['150'] / e['p99_us']:.2f}. The claim is judged on "
+           "etalon's definition, and both columns are printed.")
+    if ctx.quick:
+        return "What the table shows. " + one + " The rows that take the gap apart run in the full reproduction."
+    ratio = lambda lab: v(lab, "top") / v(lab, "static")  # noqa: E731
+    nc = "all but night_closed"
+    lc, rfc = "all but linux_cubic", "all, CUBIC per RFC 9438 with Linux's α (the family's CUBIC before)"
+    sign = lambda x: f"{x:+.1f}"  # noqa: E731
+    tau = lambda t, col: sweep.mean_of(tau_df, t, col) or 0.0  # noqa: E731
+    u0 = 100 * tau("0", "util")
+    off_util = max(abs(100 * tau(t, "util") - ETALON_UTIL[t]) for t in ETALON_UTIL if t != "0")
+    off_p99 = max(abs(tau(t, "p99_us") - ETALON_P99[t]) for t in ETALON_P99)
+    return " ".join([
+        "What the table shows.", one,
+        f"(2) The static baseline's gap of an earlier version (55.3 % against etalon's {e['util']:.1f} %) was etalon's closed "
+        f"night packet path: on top of every other setting `night_closed` moves static 16-packet CUBIC from "
+        f"{v(nc, 'static'):.1f} to {v(ALL, 'static'):.1f} % and its median latency from {v(nc, 'static', 'p50_us'):.0f} to "
+        f"{v(ALL, 'static', 'p50_us'):.0f} µs (etalon: {e['util']:.1f} %, {e['p50_us']:.0f} µs), and reTCP at τ = 150 µs from "
+        f"{v(nc, 'top'):.1f} to {v(ALL, 'top'):.1f} %, so the utilisation ratio goes from × {ratio(nc):.2f} to "
+        f"× {ratio(ALL):.2f} (etalon × {ETALON_UTIL['150'] / e['util']:.2f}).",
+        f"(3) Linux's CUBIC (`linux_cubic`: `tcp_cubic.c` on the hosts' kernel clock) moves static CUBIC by "
+        f"{sign(moves(lc, 'static'))} points against RFC 9438's ({v(lc, 'static'):.1f} %), of which Linux's α alone is "
+        f"{sign(v(rfc, 'static') - v(lc, 'static'))} (RFC 9438 with Linux's α: {v(rfc, 'static'):.1f} %) and its integer "
+        f"windows and kernel clock {sign(v(ALL, 'static') - v(rfc, 'static'))}; it leaves reTCP (Reno-based) at "
+        f"{v(ALL, 'top'):.1f} %. The other Linux host details, on top of the rest: its RTO form moves static CUBIC by "
+        f"{sign(moves('all but linux_rto', 'static'))} and reTCP by {sign(moves('all but linux_rto', 'top'))}; the PTO floor "
+        f"by {sign(moves('all but linux_pto', 'static'))} and {sign(moves('all but linux_pto', 'top'))}; segmentation "
+        f"offload by {sign(moves('all but tso', 'static'))} and {sign(moves('all but tso', 'top'))}. Beyond etalon's "
+        f"settings: 2-segment TSO units {sign(v('all, TSO units of 2 segments', 'static') - v(ALL, 'static'))} and "
+        f"{sign(v('all, TSO units of 2 segments', 'top') - v(ALL, 'top'))}; GRO at 16 µs "
+        f"{sign(moves(GRO16, 'static', False))} and {sign(moves(GRO16, 'top', False))}, at 128 µs "
+        f"{sign(moves(GRO128, 'static', False))} and {sign(moves(GRO128, 'top', False))}; no delayed ACKs "
+        f"{sign(moves('all, no delayed ACKs', 'static', False))} and {sign(moves('all, no delayed ACKs', 'top', False))}.",
+        "(4) The host link rate is the setting that moves utilisation most (row 'only host_40g' against 'none'); Linux's "
+        "timers lower both runs and cut timeouts to about a fifth (a 10 ms RTO is two 4800 µs weeks); the fake strobe "
+        "lowers static CUBIC's median latency (the ACKs' path changes).",
+        f"(5) With every setting on, reTCP's utilisation is within {off_util:.0f} points of etalon's log from τ = 50 µs on "
+        f"and {ETALON_UTIL['0'] - u0:.1f} points under it at τ = 0 ({u0:.1f} against {ETALON_UTIL['0']} %), and its p99 "
+        f"latency within {off_p99:.0f} µs at every τ (the 25-rack table's slides column is that log; etalon's p99: "
+        f"{', '.join(str(x) for x in ETALON_P99.values())} µs). The remaining differences at τ = 150 µs: × {ratio(ALL):.2f} "
+        f"against × 1.91 (static CUBIC {sign(v(ALL, 'static') - e['util'])} points from etalon's, reTCP "
+        f"{sign(v(ALL, 'top') - ETALON_UTIL['150'])}) and × {v(ALL, 'top', 'p99_us') / v(ALL, 'static', 'p50_us'):.2f} "
+        f"against × 1.20 (reTCP's p99 {v(ALL, 'top', 'p99_us'):.0f} µs against {ETALON_P99['150']} µs, static CUBIC's "
+        f"median {v(ALL, 'static', 'p50_us'):.0f} against {e['p50_us']:.0f} µs)."])
+
+
 def run(ctx: Context) -> str:
     out = []
+    tau_df = pl.DataFrame()
     for racks in (RACKS, ETALON_RACKS):
         pts = [("static-16 cubic", {"cc": "cubic", "capacity": 16, "racks": racks})]
         pts += [(str(t), {"cc": "retcp", "resize": (t, 16, 50), "signal_lead_us": t, "racks": racks}) for t in taus(ctx.quick)]
         name = f"{NAME}-{racks}racks"
         df = sweep.run_points(ctx, name, pts)
+        if racks == ETALON_RACKS:
+            tau_df = df
         labels = [p[0] for p in pts]
         slides = {} if racks == RACKS else ETALON_UTIL
         sweep.plot(ctx, df, labels, slides, name, "τ (µs)", f"reTCP + dynamic buffers 16 → 50, {racks} racks")
@@ -96,7 +167,7 @@ def run(ctx: Context) -> str:
                       "92.7 %", f"{100 * u150:.1f} %", abs(100 * u150 - 92.7) <= 10)
         tab = sweep.result_table(df, labels, {k: f"{v:.0f}" for k, v in slides.items()}, "τ (µs)")
         out += [f"**{racks} racks**: {ratio}.", "", tab, ""]
-    gap, _ = gap_table(ctx)
+    gap, gap_df = gap_table(ctx)
     out += ["**The gap to the abstract, taken apart** (etalon's 25 racks; each row runs both points with the etalon settings "
             "named; the family runs them all): `host_40g`, host links of 40 Gbps instead of 10 (etalon `etc/python_config.py:17`); "
             "`linux_timers`, a 10 ms minimum RTO and a 2 ms delayed-ACK timer (Linux's 200 ms and 40 ms on the hosts' "
@@ -106,36 +177,21 @@ def run(ctx: Context) -> str:
             "the 40 Gbps netem shaper, then back to back at the NIC's 800 Gbps of emulated time) instead of one frame per "
             "segment at the host link's rate; `night_closed`, the pair's packet path off from the night before its day "
             "until the day ends, as etalon's RunSchedule does (click-etalon `elements/standard/run_schedule.cc:398-415, "
-            "522-529`), instead of open at night; `linux_cubic`, CUBIC's Reno-friendly α kept at 3(1 − β)/(1 + β) as Linux's "
-            "`tcp_cubic.c` does, instead of RFC 9438's 1 above `cwnd_prior`; `linux_rto`, RTO = SRTT + max(4·RTTVAR, "
+            "522-529`), instead of open at night; `linux_cubic`, CUBIC as Linux 4.15's `tcp_cubic.c` runs it on the hosts' "
+            "undilated kernel clock (HZ 250: integer windows, its Reno-friendly α of 3(1 − β)/(1 + β) at every window, its "
+            "growth step recomputed at most every 8 jiffies of 200 µs emulated while the window is unchanged), instead of RFC "
+            "9438 (α 1 above `cwnd_prior`, no clock); `linux_rto`, RTO = SRTT + max(4·RTTVAR, "
             "minimum) as Linux computes it, instead of RFC 6298's max(SRTT + 4·RTTVAR, minimum); `linux_pto`, Linux 4.15's "
-            "10 ms floor under the tail loss probe's timeout (500 µs emulated), instead of 2·SRTT alone. The four rows before "
-            "etalon's add host factors that are not etalon's settings, one at a time: TSO units of 2 segments (Linux's "
+            "10 ms floor under the tail loss probe's timeout (500 µs emulated), instead of 2·SRTT alone. The five rows before "
+            "etalon's change one thing each on top of all of them: four host factors that are not etalon's settings, TSO units of 2 segments (Linux's "
             "floor, where `tso` takes its 64 KiB ceiling; Linux sizes units between them by the flow's pacing rate), an ACK "
             "for every segment, and receive offload (GRO: in-order segments arriving within the receiving NIC's interrupt "
             "moderation time acknowledged as one unit of up to 64 KB) at the mlx4 driver's fixed 16 µs and adaptive maximum "
             "128 µs (0.8 and 6.4 µs emulated); etalon's NICs ran the adaptive moderation at a packet rate where it takes 0 µs, "
-            "so GRO had nothing to merge and the family leaves it off (`docs/model.md`). The last row is etalon's own "
+            "so GRO had nothing to merge and the family leaves it off (`docs/model.md`); and the family's CUBIC before "
+            "this version, RFC 9438 with Linux's α (no integer windows, no kernel clock). The last row is etalon's own "
             "numbers.", "", gap, "",
-            "What the table shows. (1) The ×1.20 is not p99 over p99: etalon's `calcs.txt` divides reTCP's p99 (147 µs) by "
-            "static CUBIC's median (123 µs); its own p99 over p99 is 147 / 139 = × 1.06. The claim is judged on etalon's "
-            "definition, and both columns are printed. (2) The static baseline's gap of the previous version (55.3 % against "
-            "etalon's 48.7 %) was etalon's closed night packet path: on top of every other setting `night_closed` moves static "
-            "16-packet CUBIC from 54.4 to 49.3 % and its median latency from 112 to 123 µs (etalon: 48.7 %, 123 µs), and "
-            "reTCP at τ = 150 µs from 90.4 to 91.7 % ('all' against 'all but night_closed'), so the utilisation ratio goes "
-            "from × 1.66 to × 1.86 (etalon × 1.90). (3) The Linux host details named as candidates move little on top of the "
-            "others ('all' against 'all but …'): Linux's α lowers static CUBIC by 0.5 points and leaves reTCP (Reno-based) "
-            "unchanged; Linux's RTO form moves neither by more than 0.2; the PTO floor raises static CUBIC by 0.6 and lowers "
-            "reTCP by 0.5; GRO at 16 µs lowers static CUBIC by 0.5 and moves reTCP by 0.1, at 128 µs by 1.9 and 6.3 points. "
-            "Segmentation offload raises static CUBIC by 1.4 points and lowers reTCP by 1.0; 2-segment units raise both by "
-            "1 point; no delayed ACKs raise static CUBIC by 4 points and lower reTCP by 1.8. (4) The host link rate is the "
-            "setting that moves utilisation most (row 'only host_40g' against 'none'); Linux's timers lower both runs and cut "
-            "timeouts to about a fifth (a 10 ms RTO is two 4800 µs weeks); the fake strobe lowers static CUBIC's median "
-            "latency (the ACKs' path changes). (5) With every setting on, reTCP's utilisation is within 2 points of etalon's "
-            "log from τ = 50 µs on and 5.3 points under it at τ = 0 (74.4 against 79.7 %), and its p99 latency within 11 µs "
-            "at every τ (the 25-rack table's slides column is that log; etalon's p99: 139, 139, 139, 147, 177, 199, 237 µs). "
-            "The remaining differences at τ = 150 µs: × 1.86 against × 1.91 (static CUBIC 0.7 points above etalon's, reTCP "
-            "1.0 below) and × 1.25 against × 1.20 (reTCP's p99 154 µs against 147 µs, the same median 123 µs).", "",
+            what_it_shows(ctx, gap_df, tau_df), "",
             "Measured and ruled out: the measurement interval (etalon measures from the pair's first packet to its last, "
             "`parse_logs.py:519-546`; including our 50 warm-up weeks moved static CUBIC from 46.2 to 46.3 % and left reTCP at 74.5 % with "
             "pl2's earlier settings, `--set network.circuit.stats_from=0us`), and the RACK-TLP loss recovery the previous version lacked (in: etalon's hosts "

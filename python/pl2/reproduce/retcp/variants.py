@@ -50,10 +50,13 @@ def run(ctx: Context) -> str:
             "static 16 packets 52.7 %, line 85); ours at 25 racks, with etalon's settings: "
             + ", ".join(f"{k} {ours[k]:.1f}" for k in LOSS_BASED) + " % for the four loss- and ECN-based variants "
             f"(DCTCP {ours['dctcp'] - ETALON_LOG['dctcp']:+.1f} points from etalon's, reTCP "
-            f"{ours['retcp'] - ETALON_LOG['retcp']:+.1f}, reno {ours['new_reno'] - ETALON_LOG['new_reno']:+.1f}). With pl2's "
+            f"{ours['retcp'] - ETALON_LOG['retcp']:+.1f}, reno {ours['new_reno'] - ETALON_LOG['new_reno']:+.1f}, CUBIC "
+            f"{ours['cubic'] - ETALON_LOG['cubic']:+.1f}). With pl2's "
             "earlier setting (10 Gbps host links, 1 ms minimum RTO) those four gave 46, 46, 42, 47 %, and before etalon's "
-            "closed night packet path was applied 56, 55, 55, 60 % (`retcp-static` explains that setting). The "
-            "differences are not explained; one candidate is ruled out by measurement: " + _dctcp_loss(ctx),
+            "closed night packet path was applied 56, 55, 55, 60 % (`retcp-static` explains that setting). CUBIC is "
+            "Linux 4.15's `tcp_cubic.c` on the hosts' kernel clock (`linux_cubic`; RFC 9438's CUBIC with Linux's α gave "
+            "49.3 %, `retcp-dynamic-retcp`'s gap table). The other three differences are not explained; one candidate is "
+            "ruled out by measurement: " + _dctcp_loss(ctx),
             "",
             "BBR is pl2's BBR v1 as etalon's Linux 4.15 hosts ran it (`docs/model.md`, \"BBR\"), with its clock-bound "
             "constants on the hosts' real clock like the family's other kernel timers (TDF 20: a 500 ms min-RTT window, "

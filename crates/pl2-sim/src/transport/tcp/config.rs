@@ -87,6 +87,12 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "CubicAlpha::is_rfc9438")]
     #[schemars(!skip_serializing_if)]
     pub cubic_alpha: CubicAlpha,
+    /// Run CUBIC (`cc = "cubic"`, or reTCP's CUBIC base) as Linux 4.15's `tcp_cubic.c`
+    /// on the kernel's jiffy clock instead of RFC 9438 (`cubic_alpha` then does not
+    /// apply: Linux's α is built in). Off by default; its fields: `CubicLinux`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(!skip_serializing_if)]
+    pub cubic_linux: Option<CubicLinux>,
     /// Count a retransmitted segment the receiver then SACKs as still in flight, until
     /// the cumulative ACK passes it or a timeout clears the retransmission marks, as
     /// ns-3 3.44 does (`TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
@@ -215,6 +221,39 @@ pub struct GroConfig {
 
 fn gro_max_default() -> Bytes {
     Bytes(65_536)
+}
+
+/// The kernel clock of Linux's CUBIC (`TcpConfig::cubic_linux`). Linux recomputes
+/// CUBIC's growth step at most once per HZ/32 jiffies while the window is unchanged
+/// (`bictcp_update`), so right after a reduction the window holds for about 28 ms of the
+/// kernel's time at HZ = 250 before it catches up with its Reno-friendly estimate
+/// (`docs/model.md`, "CUBIC as Linux runs it").
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CubicLinux {
+    /// The kernel's timer frequency, CONFIG_HZ. Default 250 (Ubuntu's generic kernels).
+    #[serde(default = "cubic_linux_hz")]
+    pub hz: u32,
+    /// How many times faster the kernel's clock runs than simulated time: 1 (default)
+    /// for hosts on the network's own clock; an emulator's time dilation factor for
+    /// hosts whose kernels keep real time while the emulated network runs slower (the
+    /// reTCP emulator etalon: 20).
+    #[serde(default = "cubic_linux_dilation")]
+    pub dilation: u32,
+}
+
+fn cubic_linux_hz() -> u32 {
+    250
+}
+
+fn cubic_linux_dilation() -> u32 {
+    1
+}
+
+impl Default for CubicLinux {
+    fn default() -> Self {
+        CubicLinux { hz: cubic_linux_hz(), dilation: cubic_linux_dilation() }
+    }
 }
 
 /// What schedules TCP's data segments.
@@ -415,6 +454,7 @@ impl Default for TcpConfig {
             delayed_ack_timeout: Duration::from_us(40),
             quick_acks: 0,
             cubic_alpha: CubicAlpha::Rfc9438,
+            cubic_linux: None,
             sacked_retransmissions_in_flight: false,
             ce_change_ack: CeChangeAck::Rfc8257,
             dctcp_loss: DctcpLoss::Half,
@@ -487,6 +527,15 @@ impl TcpConfig {
         for (name, d) in [("bbr.min_rtt_window", b.min_rtt_window), ("bbr.probe_rtt_duration", b.probe_rtt_duration), ("bbr.unit_time", b.unit_time), ("bbr.initial_rtt", b.initial_rtt)] {
             if d.0 == 0 {
                 return Err(format!("{name} = 0 s; it must be positive (Linux: min_rtt_window \"10s\", probe_rtt_duration \"200ms\", unit_time \"976562500ps\", initial_rtt \"1ms\")"));
+            }
+        }
+        if let Some(c) = &self.cubic_linux {
+            if c.hz == 0 || c.dilation == 0 || u64::from(c.hz) * u64::from(c.dilation) > 1_000_000_000_000 {
+                return Err(format!("cubic_linux.hz = {}, cubic_linux.dilation = {}; both must be at least 1 and a jiffy, 1 s / (hz × dilation), at least 1 ps (Linux: hz = 250; dilation 1 unless the hosts' kernels run on an undilated clock)", c.hz, c.dilation));
+            }
+            let cubic_base = self.cc_kind() == CcKind::Retcp && self.retcp.base == RetcpBase::Cubic;
+            if self.cc_kind() != CcKind::Cubic && !cubic_base {
+                return Err("cubic_linux is set but the congestion control runs no CUBIC; remove cubic_linux, or set cc = \"cubic\" (or cc = \"retcp\" with retcp.base = \"cubic\")".into());
             }
         }
         if self.rack_tlp && !self.sack {

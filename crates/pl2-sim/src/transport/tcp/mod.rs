@@ -48,7 +48,7 @@ pub mod rto;
 pub mod sender;
 pub mod wire;
 
-pub use config::{CcKind, CeChangeAck, CubicAlpha, DctcpLoss, GroConfig, HandshakeAck, TcpConfig, TcpScheduler};
+pub use config::{CcKind, CeChangeAck, CubicAlpha, CubicLinux, DctcpLoss, GroConfig, HandshakeAck, TcpConfig, TcpScheduler};
 
 use crate::error::{invalid, BuildError};
 use crate::framing::L4Headers;

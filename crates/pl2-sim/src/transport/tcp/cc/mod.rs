@@ -5,6 +5,7 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod cubic_linux;
 pub mod dctcp;
 pub mod newreno;
 pub mod none;
@@ -35,6 +36,9 @@ pub struct AckInfo {
     pub ece: bool,
     /// Smoothed RTT, if known.
     pub srtt: Option<Duration>,
+    /// This ACK's RTT sample (the newest segment it covers cumulatively; none if it
+    /// covers a resent one, Karn's rule).
+    pub rtt: Option<Duration>,
     /// The connection is in fast recovery (no window growth).
     pub in_recovery: bool,
     pub snd_una: u64,
@@ -84,6 +88,8 @@ pub(crate) fn slow_start(w: &mut Window, acked: u64) -> u64 {
 pub enum Cc {
     NewReno(newreno::NewReno),
     Cubic(cubic::Cubic),
+    /// CUBIC as Linux 4.15 runs it (`cubic_linux`).
+    CubicLinux(cubic_linux::LinuxCubic),
     Dctcp(dctcp::Dctcp),
     Retcp(retcp::Retcp),
     /// Boxed: its model is several times the others' size.
@@ -104,7 +110,10 @@ impl Cc {
         };
         match cfg.cc_kind() {
             CcKind::NewReno => Cc::NewReno(reno()),
-            CcKind::Cubic => Cc::Cubic(cubic()),
+            CcKind::Cubic => match cfg.cubic_linux {
+                Some(clock) => Cc::CubicLinux(cubic_linux::LinuxCubic::new(clock)),
+                None => Cc::Cubic(cubic()),
+            },
             CcKind::Dctcp => {
                 let mut d = dctcp::Dctcp::with_reno(reno());
                 d.loss = cfg.dctcp_loss;
@@ -113,7 +122,10 @@ impl Cc {
             CcKind::Retcp => {
                 let base = match cfg.retcp.base {
                     RetcpBase::Reno => retcp::Base::Reno(reno()),
-                    RetcpBase::Cubic => retcp::Base::Cubic(cubic()),
+                    RetcpBase::Cubic => match cfg.cubic_linux {
+                        Some(clock) => retcp::Base::CubicLinux(cubic_linux::LinuxCubic::new(clock)),
+                        None => retcp::Base::Cubic(cubic()),
+                    },
                 };
                 Cc::Retcp(retcp::Retcp::new(base, cfg.retcp.beta))
             }
@@ -129,6 +141,7 @@ macro_rules! each {
         match $s {
             Cc::NewReno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::CubicLinux($c) => $e,
             Cc::Dctcp($c) => $e,
             Cc::Retcp($c) => $e,
             Cc::Bbr($c) => $e,
@@ -178,6 +191,7 @@ mod tests {
             cum_acked: acked,
             ece: false,
             srtt: Some(Duration::from_ms(100)),
+            rtt: None,
             in_recovery: false,
             snd_una: 0,
             snd_nxt: 0,
@@ -268,7 +282,7 @@ mod tests {
             });
             let built = match c {
                 Cc::NewReno(_) => CcKind::NewReno,
-                Cc::Cubic(_) => CcKind::Cubic,
+                Cc::Cubic(_) | Cc::CubicLinux(_) => CcKind::Cubic,
                 Cc::Dctcp(_) => CcKind::Dctcp,
                 Cc::Retcp(_) => CcKind::Retcp,
                 Cc::Bbr(_) => CcKind::Bbr,

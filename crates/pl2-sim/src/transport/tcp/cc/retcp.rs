@@ -12,6 +12,7 @@
 //! seen in recovery takes effect on the first ACK after it.
 
 use super::cubic::Cubic;
+use super::cubic_linux::LinuxCubic;
 use super::newreno::NewReno;
 use super::{AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
@@ -21,6 +22,8 @@ use crate::units::SimTime;
 pub enum Base {
     Reno(NewReno),
     Cubic(Cubic),
+    /// CUBIC as Linux 4.15 runs it (`cubic_linux`).
+    CubicLinux(LinuxCubic),
 }
 
 #[derive(Clone, Debug)]
@@ -46,6 +49,7 @@ impl CongestionControl for Retcp {
         match &mut self.base {
             Base::Reno(r) => r.on_ack(w, a),
             Base::Cubic(c) => c.on_ack(w, a),
+            Base::CubicLinux(c) => c.on_ack(w, a),
         }
         if a.in_recovery {
             return;
@@ -62,12 +66,14 @@ impl CongestionControl for Retcp {
         match &mut self.base {
             Base::Reno(r) => r.on_loss(w, now, flight),
             Base::Cubic(c) => c.on_loss(w, now, flight),
+            Base::CubicLinux(c) => c.on_loss(w, now, flight),
         }
     }
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         match &mut self.base {
             Base::Reno(r) => r.on_rto(w, now, flight),
             Base::Cubic(c) => c.on_rto(w, now, flight),
+            Base::CubicLinux(c) => c.on_rto(w, now, flight),
         }
     }
 }
