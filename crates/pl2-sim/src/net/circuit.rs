@@ -144,8 +144,9 @@ pub struct VoqConfig {
     /// Capacity of each VOQ in frames (any size), when not resized. Default 16.
     pub capacity_packets: u32,
     /// DCTCP-style step marking: an ECN-capable frame is marked CE when, with it, the
-    /// VOQ holds at least this many frames. With `resize`, it scales with the capacity
-    /// (`threshold × capacity / small`, rounded). Default none (no marking).
+    /// VOQ would hold more than this many frames (etalon's queues). With `resize`, it
+    /// scales with the capacity (`threshold × capacity / small`, rounded). Default none
+    /// (no marking).
     pub mark_threshold_packets: Option<u32>,
     /// Dynamic buffer resizing; default none (static capacity).
     pub resize: Option<ResizeConfig>,

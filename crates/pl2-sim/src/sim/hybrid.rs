@@ -277,7 +277,7 @@ impl Simulation {
             self.drop_packet(pkt, DropReason::QueueLimit, node, u32::MAX);
             return true;
         }
-        if pk.has(flags::ECT) && len + 1 >= h.voq_cfg.mark_threshold(&h.sched, index, dst_rack, now) {
+        if pk.has(flags::ECT) && len + 1 > h.voq_cfg.mark_threshold(&h.sched, index, dst_rack, now) {
             pk.flags |= flags::CE;
             h.stats.voq_marks += 1;
         }

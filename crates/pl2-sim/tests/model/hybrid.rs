@@ -10,6 +10,7 @@ use pl2_sim::config::{LinkConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::TraceEvent;
 use pl2_sim::net::circuit::{CircuitConfig, InFlightAtNight, VoqConfig};
 use pl2_sim::sim::{Simulation, TraceConfig};
+use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
 
 const HOSTS_PER_RACK: u32 = 2;
@@ -116,6 +117,30 @@ fn a_full_voq_refuses_frames_and_conserves_the_rest() {
     assert_eq!(st.counters.voq_drops, sim.counters().total_drops());
 }
 
+/// A VOQ marks an ECN-capable frame when, with it, it would hold more than its threshold
+/// (etalon's queue, click-etalon `elements/standard/fullnotelockqueue.cc:84-91`: `size() + 1
+/// > _thresh`). DCTCP's first window of 10 full frames leaves a 37 Gbps host back to back
+/// into a 10 Gbps packet uplink (no circuit during the burst): frame k arrives when k − 1
+/// frames came before it and ⌊10k/37⌋ of them (after the first, which the idle uplink took
+/// at once) left, so the VOQ holds k − ⌊10k/37⌋ with it: 1, 1, 2, 3, 3, 4, 5, 6, 6, 7 for
+/// k = 0..9. With threshold 5 frames 7, 8 and 9 are marked: 3 marks (4 if it marked at 5).
+#[test]
+fn a_voq_marks_frames_that_take_it_past_its_threshold() {
+    let racks = 2;
+    let voq = VoqConfig { capacity_packets: 100, mark_threshold_packets: Some(5), resize: None };
+    let cfg = CircuitConfig { day: Duration::from_us(1), night: Duration::from_ms(10), ..CircuitConfig::default() };
+    let mut n = net(racks, cfg, voq);
+    n.link.rate = BitsPerSec::gbps(37);
+    let mut sp = spec(n, vec![list(vec![msg(2_000_000, 0, 2, 1_000_000)])]);
+    sp.transport = pl2_sim::sim::TransportConfig::Tcp(TcpConfig { cc: Some(CcKind::Dctcp), ..TcpConfig::default() });
+    let mut sim = Simulation::new(sp).unwrap();
+    // The window's 10 frames reach the VOQ by about 22 µs; the first ACK (for two frames,
+    // through the 10 Gbps uplink twice and 5 µs each way) cannot release more before 30 µs.
+    sim.run(pl2_sim::sim::StopAt { end: SimTime(26_000_000), all_delivered: false, event_budget: None }, &mut pl2_sim::sim::ProgressClock::new(std::time::Duration::from_secs(60)), &mut |_| true);
+    let st = sim.circuit_stats().unwrap();
+    assert_eq!((st.counters.voq_marks, st.counters.voq_drops), (3, 0));
+}
+
 #[test]
 fn circuit_settings_without_hybrid_racks_are_rejected() {
     let mut n = NetworkConfig::default();
@@ -134,7 +159,6 @@ fn circuit_settings_without_hybrid_racks_are_rejected() {
 #[test]
 fn acks_carry_the_circuit_state_while_the_circuit_is_up_or_due() {
     use pl2_sim::packet::{flags, PktKind};
-    use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
     let racks = 3;
     let lead = Duration::from_us(150);
     let cfg = CircuitConfig { signal_lead: Some(lead), ..CircuitConfig::default() };
@@ -255,7 +279,6 @@ fn ack_echo_starts_and_stops_at_the_hand_worked_times_exact_and_recomputed() {
     use pl2_sim::dist::DelayDist;
     use pl2_sim::net::circuit::SignalTiming;
     use pl2_sim::packet::{flags, PktKind};
-    use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
     const WEEK_PS: u64 = 400_000_000;
     let us = |u: u64| u * 1_000_000;
     let weeks = 40;
