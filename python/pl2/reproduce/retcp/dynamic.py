@@ -3,6 +3,8 @@ CUBIC (the slides: 49 % at τ = 0 rising to 98 %; 91 % at 1800 µs)."""
 
 from __future__ import annotations
 
+import polars as pl
+
 from pl2.reproduce.common import Context, table
 from pl2.reproduce.retcp import sweep
 from pl2.reproduce.retcp.common import DAY_US, ETALON_RACKS, RACKS, settings_for, week_us
@@ -17,11 +19,14 @@ SLIDES = dict(zip([str(t) for t in range(0, 3001, 300)], [49.0, 60, 65, 72, 79, 
 #: camera-ready graphs, `experiments/buffers/graphs/nsdi2020/1581462196-nsdi2020.txt:74`,
 #: figure 7-2; five of its 17 variants are pl2's).
 ETALON_1200 = {"new_reno": 95.5, "cubic": 78.6, "dctcp": 87.9, "bbr": 42.8}
-ALL_1200 = "cubic, RFC 9438 with Linux's α"
-#: The variants at τ = 1200 µs: pl2's, and CUBIC without Linux's `tcp_cubic.c` (the probe
-#: `cubic_alpha_only`); DCTCP marks at 10 packets (scaled with the VOQ, as etalon does).
+RFC_CUBIC = "cubic, RFC 9438 with Linux's α"
+#: etalon's settings at 25 racks with RFC 9438's CUBIC and Linux's α instead of Linux's
+#: `tcp_cubic.c` (the probe `cubic_alpha_only`): the family's CUBIC before it.
+RFC_CUBIC_SETTINGS = settings_for(ETALON_RACKS) + ("cubic_alpha_only",)
+#: The variants at τ = 1200 µs: pl2's, and RFC 9438's CUBIC; DCTCP marks at 10 packets
+#: (scaled with the VOQ, as etalon does).
 VARIANTS_1200 = {"new_reno": {"cc": "new_reno"}, "cubic": {"cc": "cubic"},
-                 ALL_1200: {"cc": "cubic", "settings": settings_for(ETALON_RACKS) + ("cubic_alpha_only",)},
+                 RFC_CUBIC: {"cc": "cubic", "settings": RFC_CUBIC_SETTINGS},
                  "dctcp": {"cc": "dctcp", "mark_threshold": 10}, "bbr": {"cc": "bbr"}}
 
 
@@ -36,7 +41,7 @@ def variants_1200(ctx: Context) -> str:
             for k in VARIANTS_1200]
     tab = table(["variant (τ = 1200 µs, 25 racks)", "etalon's log: util. %", "ours: util. %", "p99 latency µs", "VOQ drops"], rows)
     e_gap = ETALON_1200["new_reno"] - ETALON_1200["cubic"]
-    gap, rfc_gap = ours["new_reno"] - ours["cubic"], ours["new_reno"] - ours[ALL_1200]
+    gap, rfc_gap = ours["new_reno"] - ours["cubic"], ours["new_reno"] - ours[RFC_CUBIC]
     return ("**Every variant at τ = 1200 µs** (etalon's log of the same run, figure 7-2: "
             "`graphs/nsdi2020/1581462196-nsdi2020.txt:74`):\n\n" + tab + "\n\n"
             f"In etalon's run CUBIC uses the circuit {e_gap:.1f} points less than Reno at τ = 1200 µs; here "
@@ -63,7 +68,7 @@ ETALON_P99 = dict(zip([str(t) for t in range(0, 3001, 300)], [139, 149, 180, 208
 RISING = [str(t) for t in range(300, 1801, 300)]
 
 
-def differences(ctx: Context, df) -> str:
+def differences(ctx: Context, df: pl.DataFrame) -> str:
     """The 25-rack curve against the slides between τ = 300 and 1800 µs, and what Linux's
     CUBIC on the hosts' kernel clock changed there (the same τ with the family's CUBIC
     before it, RFC 9438 with Linux's α; full run only)."""
@@ -79,8 +84,8 @@ def differences(ctx: Context, df) -> str:
             "`graphs/nsdi2020/1581462196-nsdi2020.txt:65`).")
     if ctx.quick:
         return head + " Between τ = 300 and 1800 µs the full run compares the curve with the slides'."
-    pts = [(t, {"cc": "cubic", "resize": (int(t), 16, 50), "racks": ETALON_RACKS,
-                "settings": settings_for(ETALON_RACKS) + ("cubic_alpha_only",)}) for t in RISING]
+    pts = [(t, {"cc": "cubic", "resize": (int(t), 16, 50), "racks": ETALON_RACKS, "settings": RFC_CUBIC_SETTINGS})
+           for t in RISING]
     rfc = sweep.run_points(ctx, f"{NAME}-25racks-rfc-cubic", pts)
     ours = [100 * (sweep.mean_of(df, t, "util") or 0.0) for t in RISING]
     before = [100 * (sweep.mean_of(rfc, t, "util") or 0.0) for t in RISING]
@@ -100,7 +105,7 @@ def differences(ctx: Context, df) -> str:
 
 def run(ctx: Context) -> str:
     out = []
-    etalon_df = None
+    etalon_df = pl.DataFrame()
     for racks in (RACKS, ETALON_RACKS):
         pts = [(str(t), {"cc": "cubic", "resize": (t, 16, 50), "racks": racks}) for t in taus(ctx.quick)]
         name = f"{NAME}-{racks}racks"
