@@ -95,6 +95,15 @@ def test_linux_cubic_runs_tcp_cubic_c_on_the_hosts_dilated_jiffy_clock() -> None
         pl2.run(Scenario.from_dict(d), progress=False)
 
 
+def test_resized_voqs_drop_beyond_a_shrunk_capacity_as_etalons_click_queues() -> None:
+    """`shrink_drop` (etalon's `live_reconfigure`) applies to resized VOQs only."""
+    d = common.scenario_dict("d", cc="cubic", resize=(300, 16, 50), quick=True)
+    assert d["network"]["voq"]["resize"] == {"tau": "300us", "small": 16, "large": 50, "shrink": "drop"}
+    assert "resize" not in common.scenario_dict("s", cc="cubic", quick=True)["network"]["voq"]
+    kept = common.scenario_dict("k", cc="cubic", resize=(300, 16, 50), quick=True, settings=("host_40g",))
+    assert "shrink" not in kept["network"]["voq"]["resize"]
+
+
 def test_bbr_clock_constants_are_dilated_like_the_other_kernel_timers() -> None:
     """BBR's times on the hosts' real clock under TDF 20: Linux's 10 s min-RTT window is
     500 ms emulated, 200 ms of PROBE_RTT 10 ms, the 2^-10 s that sizes a sending unit

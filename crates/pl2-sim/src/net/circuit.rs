@@ -135,6 +135,32 @@ pub struct ResizeConfig {
     /// Capacity in frames of a VOQ whose circuit is up or starts within `tau`; at least
     /// `small`. Required.
     pub large: u32,
+    /// What a VOQ holding more than `small` frames does when it shrinks (at its day's
+    /// end): `keep` (default) its frames and refuse new ones until it drains below
+    /// `small`; `drop` the frames beyond `small` at once, newest first, as etalon's Click
+    /// queues do (`SimpleQueue::live_reconfigure` kills the frames a smaller capacity
+    /// leaves out, called by its schedule runner's resize).
+    #[serde(default, skip_serializing_if = "ShrinkPolicy::is_keep")]
+    #[schemars(!skip_serializing_if)]
+    pub shrink: ShrinkPolicy,
+}
+
+/// What a VOQ does with the frames beyond its new capacity when it shrinks
+/// (`ResizeConfig::shrink`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ShrinkPolicy {
+    /// They stay; new frames are refused until the VOQ drains below its capacity. Default.
+    #[default]
+    Keep,
+    /// The newest of them are dropped at the shrink, leaving the VOQ at its capacity.
+    Drop,
+}
+
+impl ShrinkPolicy {
+    fn is_keep(&self) -> bool {
+        *self == ShrinkPolicy::Keep
+    }
 }
 
 /// `[network.voq]`: the hybrid ToR's virtual output queues, one per destination rack.
@@ -444,7 +470,7 @@ mod tests {
     #[test]
     fn resize_grows_at_tau_before_and_shrinks_at_the_end() {
         let s = etalon();
-        let v = VoqConfig { capacity_packets: 16, mark_threshold_packets: Some(10), resize: Some(ResizeConfig { tau: Duration::from_us(300), small: 16, large: 50 }) };
+        let v = VoqConfig { capacity_packets: 16, mark_threshold_packets: Some(10), resize: Some(ResizeConfig { tau: Duration::from_us(300), small: 16, large: 50, shrink: ShrinkPolicy::Keep }) };
         assert_eq!(v.capacity(&s, 0, 3, SimTime(us(100).0 - 1)), 16);
         assert_eq!(v.capacity(&s, 0, 3, us(100)), 50);
         assert_eq!(v.mark_threshold(&s, 0, 3, us(100)), 31);
@@ -452,7 +478,7 @@ mod tests {
         assert_eq!(v.capacity(&s, 0, 3, SimTime(us(580).0 - 1)), 50);
         assert_eq!(v.capacity(&s, 0, 3, us(580)), 16);
         // τ longer than the gap to the next circuit: it never shrinks.
-        let always = VoqConfig { resize: Some(ResizeConfig { tau: Duration::from_us(1220), small: 16, large: 50 }), ..v };
+        let always = VoqConfig { resize: Some(ResizeConfig { tau: Duration::from_us(1220), small: 16, large: 50, shrink: ShrinkPolicy::Keep }), ..v };
         assert!((0..2800).all(|t| always.capacity(&s, 0, 3, us(t)) == 50));
     }
 

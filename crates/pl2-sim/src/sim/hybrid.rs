@@ -32,7 +32,7 @@ use super::network::Owner;
 use super::Simulation;
 use crate::engine::Ev;
 use crate::metrics::DropReason;
-use crate::net::circuit::{CircuitConfig, InFlightAtNight, NightPacketPath, Schedule, VoqConfig};
+use crate::net::circuit::{CircuitConfig, InFlightAtNight, NightPacketPath, Schedule, ShrinkPolicy, VoqConfig};
 use crate::net::topology::Graph;
 use crate::packet::{flags, PktId, PktKind, PktList};
 use crate::units::SimTime;
@@ -96,6 +96,8 @@ pub struct CircuitCounters {
     pub signal_clear: u64,
     /// Frames marked CE at a VOQ.
     pub voq_marks: u64,
+    /// Frames a shrinking VOQ dropped (`resize.shrink = "drop"`; also in `voq_drops`).
+    pub voq_shrink_drops: u64,
 }
 
 /// The circuit network's report for `summary.json` (`circuit`).
@@ -226,10 +228,40 @@ impl Simulation {
                 self.events.push(t, Ev::Circuit(0));
             }
         }
+        if h.voq_cfg.resize.is_some_and(|r| r.shrink == ShrinkPolicy::Drop) {
+            self.drop_beyond_capacity();
+        }
+        let h = self.hybrid.as_ref().expect("on");
         for r in 0..h.racks as usize {
             let (p, c) = (self.hybrid.as_ref().expect("on").packet_port[r], self.hybrid.as_ref().expect("on").circuit_port[r]);
             self.kick_port(c);
             self.kick_port(p);
+        }
+    }
+
+    /// `resize.shrink = "drop"`: every VOQ holding more frames than its capacity now (one
+    /// whose day has just ended) drops the newest of them down to it, as a Click queue
+    /// given a smaller capacity does (`SimpleQueue::live_reconfigure`). Capacities shrink
+    /// only at day ends, which are boundaries.
+    fn drop_beyond_capacity(&mut self) {
+        let now = self.now;
+        let racks = self.hybrid.as_ref().expect("on").racks;
+        for tor in 0..racks {
+            for d in (0..racks).filter(|&d| d != tor) {
+                let q = (tor * racks + d) as usize;
+                loop {
+                    let h = self.hybrid.as_mut().expect("on");
+                    if h.voq_len[q] <= h.voq_cfg.capacity(&h.sched, tor, d, now) {
+                        break;
+                    }
+                    let pkt = h.voq[q].pop_back(&mut self.arena).expect("a VOQ as long as its count");
+                    h.voq_len[q] -= 1;
+                    h.stats.voq_drops += 1;
+                    h.stats.voq_shrink_drops += 1;
+                    let node = self.switches[tor as usize].node;
+                    self.drop_packet(pkt, DropReason::QueueLimit, node, u32::MAX);
+                }
+            }
         }
     }
 

@@ -8,7 +8,7 @@
 use super::common::*;
 use pl2_sim::config::{LinkConfig, NetworkConfig, TopologyConfig};
 use pl2_sim::metrics::TraceEvent;
-use pl2_sim::net::circuit::{CircuitConfig, InFlightAtNight, VoqConfig};
+use pl2_sim::net::circuit::{CircuitConfig, InFlightAtNight, ResizeConfig, ShrinkPolicy, VoqConfig};
 use pl2_sim::sim::{Simulation, TraceConfig};
 use pl2_sim::transport::tcp::config::{CcKind, TcpConfig};
 use pl2_sim::units::{BitsPerSec, Bytes, Duration, SimTime};
@@ -141,6 +141,31 @@ fn a_voq_marks_frames_that_take_it_past_its_threshold() {
     assert_eq!((st.counters.voq_marks, st.counters.voq_drops), (3, 0));
 }
 
+/// A VOQ that shrinks at its day's end keeps the frames beyond its new capacity
+/// (`keep`) or drops the newest of them at once (`drop`, etalon's Click queues). Two racks
+/// (the pair's circuit up every day), a 1 Gbps circuit (72 µs a frame) for one 100 µs day,
+/// then a 10 ms night; VOQs of 10 frames while up, 2 after. A burst of 40 frames arrives
+/// within the day: the circuit takes the first, the VOQ holds the next 10 and refuses the
+/// other 29; the circuit cannot start another before the day ends. At its end the VOQ
+/// shrinks to 2: `drop` drops 8 there, `keep` none; everything else is delivered.
+#[test]
+fn a_shrinking_voq_drops_the_newest_frames_beyond_its_capacity_when_asked() {
+    for (shrink, at_shrink) in [(ShrinkPolicy::Keep, 0), (ShrinkPolicy::Drop, 8)] {
+        let voq = VoqConfig { resize: Some(ResizeConfig { tau: Duration::ZERO, small: 2, large: 10, shrink }), ..VoqConfig::default() };
+        let cfg = CircuitConfig { day: Duration::from_us(100), night: Duration::from_ms(10), ..CircuitConfig::default() };
+        let mut n = net(2, cfg, voq);
+        if let TopologyConfig::HybridRacks { circuit, .. } = &mut n.topology {
+            circuit.rate = BitsPerSec::gbps(1);
+        }
+        let mut sim = Simulation::new(spec(n, vec![list(vec![msg(2_000_000, 0, 2, 40 * 8960)])])).unwrap();
+        sim.run(pl2_sim::sim::StopAt { end: SimTime(5_000_000_000), all_delivered: false, event_budget: None }, &mut pl2_sim::sim::ProgressClock::new(std::time::Duration::from_secs(60)), &mut |_| true);
+        assert_conserved(&sim);
+        let st = sim.circuit_stats().unwrap();
+        assert_eq!((st.counters.voq_drops, st.counters.voq_shrink_drops), (29 + at_shrink, at_shrink), "{shrink:?}");
+        assert_eq!(sim.counters().total_drops(), 29 + at_shrink);
+    }
+}
+
 #[test]
 fn circuit_settings_without_hybrid_racks_are_rejected() {
     let mut n = NetworkConfig::default();
@@ -223,12 +248,11 @@ fn a_closed_night_keeps_the_next_pairs_packet_path_idle() {
 #[test]
 fn a_voq_grows_exactly_tau_before_its_circuit_to_the_picosecond() {
     use pl2_sim::metrics::DropReason;
-    use pl2_sim::net::circuit::ResizeConfig;
     let (small, large) = (2, 6);
     let tau = Duration::from_us(300);
     let cfg = CircuitConfig { day: Duration::from_us(100), night: Duration::from_ms(1), ..CircuitConfig::default() };
     let t_grow = SimTime(Duration::from_us(1100).0 - tau.0);
-    let voq = VoqConfig { capacity_packets: small, resize: Some(ResizeConfig { tau, small, large }), ..VoqConfig::default() };
+    let voq = VoqConfig { capacity_packets: small, resize: Some(ResizeConfig { tau, small, large, shrink: ShrinkPolicy::Keep }), ..VoqConfig::default() };
     // Drop times at the VOQ of a run whose message starts at `start` ps.
     let refused = |start: u64| -> Vec<u64> {
         let mut sp = spec(net(2, cfg.clone(), voq.clone()), vec![list(vec![msg(start, 0, 2, 500 * 8960)])]);

@@ -37,6 +37,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   `cubic_linux`): integer windows, Linux's Reno-friendly α, and its step recomputed at most
   once per HZ/32 jiffies of the hosts' undilated kernel clock (HZ 250: a 4 ms jiffy, 200 µs
   emulated), so after each reduction the window holds for 1.4-1.6 ms of emulated time.
+- Resized VOQs drop the frames beyond a shrunk capacity at the shrink (`shrink_drop`):
+  etalon's schedule runner resizes its Click queues through `resize_capacity`
+  (`elements/standard/run_schedule.cc:501-520`), whose `SimpleQueue::live_reconfigure`
+  kills the frames the smaller capacity leaves out (`elements/standard/simplequeue.cc:66-96`).
 - etalon's circuit-state signal (`signal_timing = "recompute"`, click-etalon
   `elements/standard/run_schedule.cc:439-481`), and, for the 25-rack runs, etalon's "fake
   strobe" (`experiments/click_common.py:186-215`): 3 real racks, the measured pair's
@@ -82,9 +86,10 @@ SRC_RACK, DST_RACK = 0, 1
 #: (only where the runs stand for etalon's 25 racks; the 8-rack runs are the issue's round
 #: robin over 8 real racks), segmentation offload behind the hosts' shaper, the closed
 #: night packet path, Linux's CUBIC (`tcp_cubic.c` on the hosts' kernel clock), RTO form
-#: and tail-loss-probe floor.
+#: and tail-loss-probe floor, and (with resized VOQs) etalon's queues dropping the frames
+#: beyond a shrunk capacity (click-etalon's `SimpleQueue::live_reconfigure`).
 SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso", "night_closed", "linux_cubic",
-            "linux_rto", "linux_pto")
+            "linux_rto", "linux_pto", "shrink_drop")
 
 #: Further host factors the gap table measures one at a time on top of the family's
 #: settings, none of them etalon's: `tso_2seg`, segmentation offload units of at most two
@@ -192,6 +197,8 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
     if resize is not None:
         tau, small, large = resize
         voq["resize"] = {"tau": f"{tau}us", "small": small, "large": large}
+        if "shrink_drop" in on:
+            voq["resize"]["shrink"] = "drop"
     if mark_threshold is not None:
         voq["mark_threshold_packets"] = mark_threshold
     circuit: dict[str, Any] = {"schedule": "round_robin", "day": f"{DAY_US}us", "night": f"{NIGHT_US}us",
