@@ -116,10 +116,24 @@ def test_bbr_clock_constants_are_dilated_like_the_other_kernel_timers() -> None:
 
 
 def test_dctcp_reacts_to_loss_as_linux_4_15() -> None:
-    """etalon's hosts' DCTCP (Linux 4.15) cuts by α/2 on a loss; other variants carry no
-    `dctcp_loss`."""
-    assert common.scenario_dict("d", cc="dctcp", quick=True)["transport"]["dctcp_loss"] == "alpha"
-    assert "dctcp_loss" not in common.scenario_dict("c", cc="cubic", quick=True)["transport"]
+    """etalon's hosts' DCTCP (Linux 4.15) cuts by α/2 on a loss and reduces in the
+    kernel's CWR state (`dctcp_linux`, off with the probe `rfc_dctcp`); other variants
+    carry neither key (the scenario would refuse `dctcp_linux` without DCTCP)."""
+    t = common.scenario_dict("d", cc="dctcp", quick=True)["transport"]
+    assert (t["dctcp_loss"], t["dctcp_linux"]) == ("alpha", True)
+    rfc = common.scenario_dict("d", cc="dctcp", quick=True, settings=common.settings_for(common.RACKS) + ("rfc_dctcp",))
+    assert "dctcp_linux" not in rfc["transport"]
+    c = common.scenario_dict("c", cc="cubic", quick=True)["transport"]
+    assert "dctcp_loss" not in c and "dctcp_linux" not in c
+
+
+@pytest.mark.real_native
+def test_dctcp_linux_is_refused_without_dctcp() -> None:
+    """A scenario giving `dctcp_linux` to a variant without DCTCP is refused, naming the key."""
+    d = common.scenario_dict("bad", cc="cubic", quick=True)
+    d["transport"]["dctcp_linux"] = True
+    with pytest.raises(Exception, match="dctcp_linux = true but the congestion control is not DCTCP"):
+        pl2.run(Scenario.from_dict(d), progress=False)
 
 
 def test_day_flight_averages_the_acks_of_the_pairs_days_by_hand() -> None:
@@ -155,5 +169,5 @@ def test_retcp_family_quick(tmp_path: Path) -> None:
     # CUBIC with the same α, and both less than Reno, as in etalon's log (78.6 against 95.5 %).
     v = pl.read_parquet(out / "retcp" / "retcp-dynamic" / "retcp-dynamic-variants-1200.parquet")
     u = dict(zip(v["label"], v["util"], strict=True))
-    assert set(u) == {"new_reno", "cubic", "cubic, RFC 9438 with Linux's α", "dctcp", "bbr"}
+    assert set(u) == {"new_reno", "cubic", "cubic, RFC 9438 with Linux's α", "dctcp", "dctcp, cut at once (RFC 8257)", "bbr"}
     assert u["cubic"] < u["cubic, RFC 9438 with Linux's α"] < u["new_reno"], u

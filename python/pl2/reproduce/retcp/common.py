@@ -27,7 +27,10 @@ Every choice the slides leave open is a constant here, stated in the family's re
   etalon's hosts ran Linux 4.15 (Ubuntu 4.15.0-50, etalon `bin/kernel_install.sh:38`),
   whose defaults have it on (`tcp_recovery` = 1: RACK beside the duplicate-ACK rules;
   `tcp_early_retrans` = 3: tail loss probes), and etalon's scripts change neither. DCTCP
-  as 4.15's: a loss cuts the window by α/2 as a mark does (`dctcp_loss = "alpha"`).
+  as 4.15's `tcp_dctcp.c` runs it (`dctcp_linux`): a mark starts the kernel's CWR state, in
+  which Proportional Rate Reduction carries the window down to cwnd · (1 − α/2) over the next
+  window of data and the window does not grow; α in the kernel's integers; and a loss cuts
+  the window by α/2 as a mark does (`dctcp_loss = "alpha"`).
   Linux's timers in emulated time: etalon dilates time by TDF = 20 (`etc/python_config.py:11`)
   with libVT, a user-space interposition library (etalon `README.md:136-137`), so the
   hosts' kernels keep real time: the 200 ms minimum RTO is 10 ms of emulated time, the
@@ -103,7 +106,9 @@ SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso"
 #: merge at the ≤ 55,000 frames/s a receiving machine got, so the family leaves GRO off.
 #: `cubic_alpha_only`: with `linux_cubic`, CUBIC per RFC 9438 with only Linux's α (no
 #: integer windows, no kernel clock), the family's CUBIC before Linux's `tcp_cubic.c` was.
-PROBES = ("tso_2seg", "no_delayed_ack", "gro_16us", "gro_128us", "cubic_alpha_only")
+#: `rfc_dctcp`: DCTCP's window cut at once on a mark and growing as Reno's through the
+#: reduced window (RFC 8257, pl2's default), the family's DCTCP before Linux's CWR state was.
+PROBES = ("tso_2seg", "no_delayed_ack", "gro_16us", "gro_128us", "cubic_alpha_only", "rfc_dctcp")
 
 #: Linux's timers on the hosts' real clock, in emulated time (TDF 20): the 200 ms minimum
 #: RTO, the 40 ms delayed-ACK timer (TCP_ATO_MIN) and the 10 ms floor of the tail loss
@@ -220,6 +225,9 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         # Linux 4.15's DCTCP cuts cwnd · (1 − α/2) on a loss as on a mark (`dctcp_ssthresh`;
         # halving came with 5.1's `dctcp_react_to_loss`).
         transport["dctcp_loss"] = "alpha"
+        if "rfc_dctcp" not in on:
+            # ... and runs the kernel's CWR state: a reduction by PRR, no growth during it.
+            transport["dctcp_linux"] = True
     if "linux_timers" in on:
         transport |= {"min_rto": f"{1000 * LINUX_MIN_RTO_MS // TDF}us", "delayed_ack_timeout": f"{1000 * LINUX_ATO_MS // TDF}us"}
         if cc == "bbr":

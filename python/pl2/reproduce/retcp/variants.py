@@ -7,7 +7,7 @@ import polars as pl
 
 from pl2.reproduce.common import Context, Job
 from pl2.reproduce.retcp import sweep
-from pl2.reproduce.retcp.common import DAY_US, ETALON_RACKS, RACKS, measures, scenario_dict, week_us, weeks
+from pl2.reproduce.retcp.common import DAY_US, ETALON_RACKS, RACKS, measures, scenario_dict, settings_for, week_us, weeks
 from pl2.scenario import Scenario
 
 NAME = "retcp-variants"
@@ -55,8 +55,8 @@ def run(ctx: Context) -> str:
             "earlier setting (10 Gbps host links, 1 ms minimum RTO) those four gave 46, 46, 42, 47 %, and before etalon's "
             "closed night packet path was applied 56, 55, 55, 60 % (`retcp-static` explains that setting). CUBIC is "
             "Linux 4.15's `tcp_cubic.c` on the hosts' kernel clock (`linux_cubic`; RFC 9438's CUBIC with Linux's α gave "
-            "49.3 %, `retcp-dynamic-retcp`'s gap table). The other three differences are not explained; one candidate is "
-            "ruled out by measurement: " + _dctcp_loss(ctx),
+            "49.3 %, `retcp-dynamic-retcp`'s gap table). DCTCP is Linux 4.15's `tcp_dctcp.c` in the kernel's CWR state "
+            "(`dctcp_linux`; below). The other differences are not explained. " + _dctcp_loss(ctx),
             "",
             "BBR is pl2's BBR v1 as etalon's Linux 4.15 hosts ran it (`docs/model.md`, \"BBR\"), with its clock-bound "
             "constants on the hosts' real clock like the family's other kernel timers (TDF 20: a 500 ms min-RTT window, "
@@ -109,19 +109,25 @@ def _why_bbr(ctx: Context) -> str:
 
 
 def _dctcp_loss(ctx: Context) -> str:
-    """DCTCP at 25 racks with Linux 4.15's loss response (the family's) against RFC
-    8257's halving, one seed: how much of DCTCP's gap to etalon the loss response is."""
+    """DCTCP at 25 racks as the family runs it (Linux 4.15's CWR state and loss
+    response) against the window cut at once and growing through its reductions
+    (`rfc_dctcp`) and against RFC 8257's halving on a loss, one seed: how much of
+    DCTCP's gap to etalon each is."""
     if ctx.quick:
-        return "DCTCP's loss response (measured in the full run)."
+        return "DCTCP's reduction and loss response (measured in the full run)."
     jobs = []
-    for loss in ("alpha", "half"):
-        d = scenario_dict(f"{NAME}-dctcp-loss-{loss}", cc="dctcp", capacity=16, mark_threshold=10,
-                          racks=ETALON_RACKS, quick=False)
+    for label, settings, loss in (("linux", (), "alpha"), ("rfc", ("rfc_dctcp",), "alpha"), ("half", (), "half")):
+        d = scenario_dict(f"{NAME}-dctcp-loss-{label}", cc="dctcp", capacity=16, mark_threshold=10,
+                          racks=ETALON_RACKS, quick=False, settings=settings_for(ETALON_RACKS) + settings)
         d["transport"]["dctcp_loss"] = loss
-        jobs.append(Job(Scenario.from_dict(d), {"figure": f"{NAME}-dctcp-loss", "label": loss}, ctx.seeds[0],
+        jobs.append(Job(Scenario.from_dict(d), {"figure": f"{NAME}-dctcp-loss", "label": label}, ctx.seeds[0],
                         f"{NAME}-dctcp-loss"))
     util = {job.params["label"]: 100 * (measures(res.summary)["util"] or 0.0)
             for job, res in zip(jobs, ctx.run_many(jobs), strict=True)}
-    return (f"DCTCP's loss response. etalon's Linux 4.15 cut DCTCP's window by α/2 on a loss as on a mark "
-            f"(`dctcp_ssthresh`; the family's `dctcp_loss = \"alpha\"`), RFC 8257 halves it: {util['alpha']:.1f} "
-            f"against {util['half']:.1f} % at 25 racks (seed {ctx.seeds[0]}), so it is not the cause.")
+    return (f"DCTCP's reduction and loss response (25 racks, seed {ctx.seeds[0]}). etalon's Linux 4.15 reduced DCTCP's "
+            "window in its CWR state, by Proportional Rate Reduction over a window of data with no growth until the "
+            f"reduction ends (the family's `dctcp_linux`): {util['linux']:.1f} %, against {util['rfc']:.1f} % with the "
+            "window cut at once and growing through the reduced window (`rfc_dctcp`, pl2's default), so the kernel's CWR "
+            f"state accounts for {util['rfc'] - util['linux']:.1f} of the points DCTCP stood above etalon's. Linux 4.15 "
+            "also cut the window by α/2 on a loss as on a mark (`dctcp_ssthresh`; the family's `dctcp_loss = \"alpha\"`), "
+            f"where RFC 8257 halves it: {util['half']:.1f} % halving, so that is not the cause.")

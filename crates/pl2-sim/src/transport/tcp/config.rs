@@ -119,6 +119,15 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "DctcpLoss::is_half")]
     #[schemars(!skip_serializing_if)]
     pub dctcp_loss: DctcpLoss,
+    /// Run DCTCP (`cc = "dctcp"`) as Linux 4.15's `tcp_dctcp.c` with the kernel's CWR
+    /// state (`cc/dctcp_linux.rs`): α in 1/1024 units, windows in segments, and on the
+    /// first ECE a reduction that carries cwnd to cwnd · (1 − α/2) by Proportional Rate
+    /// Reduction (RFC 6937) over the next window of data, with no growth until it ends
+    /// (an ACK above the snd_nxt it began at). Default false: the window is cut at once
+    /// and keeps growing as Reno's (`cc/dctcp.rs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub dctcp_linux: bool,
     /// Receive offload (Linux GRO) in front of the receiver: in-order data segments of a
     /// connection that arrive within `gro.window` of the first of them, up to
     /// `gro.max_bytes` of payload, reach TCP as one unit, and the ACK rules apply per
@@ -458,6 +467,7 @@ impl Default for TcpConfig {
             sacked_retransmissions_in_flight: false,
             ce_change_ack: CeChangeAck::Rfc8257,
             dctcp_loss: DctcpLoss::Half,
+            dctcp_linux: false,
             gro: None,
             min_rto: Duration::from_ms(1),
             linux_rto: false,
@@ -537,6 +547,9 @@ impl TcpConfig {
             if self.cc_kind() != CcKind::Cubic && !cubic_base {
                 return Err("cubic_linux is set but the congestion control runs no CUBIC; remove cubic_linux, or set cc = \"cubic\" (or cc = \"retcp\" with retcp.base = \"cubic\")".into());
             }
+        }
+        if self.dctcp_linux && self.cc_kind() != CcKind::Dctcp {
+            return Err("dctcp_linux = true but the congestion control is not DCTCP; remove dctcp_linux, or set cc = \"dctcp\"".into());
         }
         if self.rack_tlp && !self.sack {
             return Err("rack_tlp = true needs sack = true (RACK-TLP needs SACK, RFC 8985 §5); set sack = true or rack_tlp = false".into());

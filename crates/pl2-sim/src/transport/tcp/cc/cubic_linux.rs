@@ -257,7 +257,7 @@ mod tests {
     }
 
     fn ack_at(ps: u64) -> AckInfo {
-        AckInfo { now: SimTime(ps), acked: MSS, cum_acked: MSS, ece: false, srtt: None, rtt: None, in_recovery: false, snd_una: 0, snd_nxt: 0 }
+        AckInfo { now: SimTime(ps), acked: MSS, cum_acked: MSS, ece: false, srtt: None, rtt: None, in_recovery: false, in_flight: 0, snd_una: 0, snd_nxt: 0 }
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod cubic_linux;
 pub mod dctcp;
+pub mod dctcp_linux;
 pub mod newreno;
 pub mod none;
 pub mod retcp;
@@ -41,6 +42,8 @@ pub struct AckInfo {
     pub rtt: Option<Duration>,
     /// The connection is in fast recovery (no window growth).
     pub in_recovery: bool,
+    /// Bytes in flight after this ACK (RFC 6675's pipe): Linux DCTCP's rate reduction.
+    pub in_flight: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
 }
@@ -91,6 +94,8 @@ pub enum Cc {
     /// CUBIC as Linux 4.15 runs it (`cubic_linux`).
     CubicLinux(cubic_linux::LinuxCubic),
     Dctcp(dctcp::Dctcp),
+    /// DCTCP as Linux 4.15 runs it (`dctcp_linux`).
+    DctcpLinux(dctcp_linux::LinuxDctcp),
     Retcp(retcp::Retcp),
     /// Boxed: its model is several times the others' size.
     Bbr(Box<bbr::Bbr>),
@@ -99,7 +104,7 @@ pub enum Cc {
 
 impl Cc {
     /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`,
-    /// `dctcp_loss`, `retcp`, `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's
+    /// `dctcp_loss`, `dctcp_linux`, `retcp`, `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's
     /// first phase) and is called only for BBR.
     pub fn for_config(cfg: &TcpConfig, mss: u64, bbr_rng: impl FnOnce() -> SimRng) -> Cc {
         let reno = || newreno::NewReno::with_counting(cfg.byte_counting);
@@ -114,6 +119,7 @@ impl Cc {
                 Some(clock) => Cc::CubicLinux(cubic_linux::LinuxCubic::new(clock)),
                 None => Cc::Cubic(cubic()),
             },
+            CcKind::Dctcp if cfg.dctcp_linux => Cc::DctcpLinux(dctcp_linux::LinuxDctcp::new(cfg.dctcp_loss)),
             CcKind::Dctcp => {
                 let mut d = dctcp::Dctcp::with_reno(reno());
                 d.loss = cfg.dctcp_loss;
@@ -143,6 +149,7 @@ macro_rules! each {
             Cc::Cubic($c) => $e,
             Cc::CubicLinux($c) => $e,
             Cc::Dctcp($c) => $e,
+            Cc::DctcpLinux($c) => $e,
             Cc::Retcp($c) => $e,
             Cc::Bbr($c) => $e,
             Cc::None($c) => $e,
@@ -193,6 +200,7 @@ mod tests {
             srtt: Some(Duration::from_ms(100)),
             rtt: None,
             in_recovery: false,
+            in_flight: 0,
             snd_una: 0,
             snd_nxt: 0,
         }
@@ -283,7 +291,7 @@ mod tests {
             let built = match c {
                 Cc::NewReno(_) => CcKind::NewReno,
                 Cc::Cubic(_) | Cc::CubicLinux(_) => CcKind::Cubic,
-                Cc::Dctcp(_) => CcKind::Dctcp,
+                Cc::Dctcp(_) | Cc::DctcpLinux(_) => CcKind::Dctcp,
                 Cc::Retcp(_) => CcKind::Retcp,
                 Cc::Bbr(_) => CcKind::Bbr,
                 Cc::None(_) => CcKind::None,
