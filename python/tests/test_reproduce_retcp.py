@@ -127,6 +127,25 @@ def test_dctcp_reacts_to_loss_as_linux_4_15() -> None:
     assert "dctcp_loss" not in c and "dctcp_linux" not in c
 
 
+def test_fast_recovery_is_linux_prr_but_for_bbr() -> None:
+    """etalon's Linux hosts reduce the window in fast recovery by PRR (`linux_prr`); BBR
+    sets its own window, and the scenario would refuse `prr` with it."""
+    for cc in ("new_reno", "cubic", "dctcp", "retcp"):
+        assert common.scenario_dict("p", cc=cc, quick=True)["transport"]["prr"] is True, cc
+        off = common.scenario_dict("p", cc=cc, quick=True, settings=tuple(s for s in common.SETTINGS if s != "linux_prr"))
+        assert "prr" not in off["transport"], cc
+    assert "prr" not in common.scenario_dict("b", cc="bbr", quick=True)["transport"]
+
+
+@pytest.mark.real_native
+def test_prr_is_refused_with_bbr() -> None:
+    """`prr` with BBR is refused, naming the key."""
+    d = common.scenario_dict("bad", cc="bbr", quick=True)
+    d["transport"]["prr"] = True
+    with pytest.raises(Exception, match="prr = true needs a window-based congestion control"):
+        pl2.run(Scenario.from_dict(d), progress=False)
+
+
 @pytest.mark.real_native
 def test_dctcp_linux_is_refused_without_dctcp() -> None:
     """A scenario giving `dctcp_linux` to a variant without DCTCP is refused, naming the key."""

@@ -301,12 +301,16 @@ fn random_workload_under_loss_completes_and_is_deterministic() {
         TcpConfig { sack: false, cc: Some(CcKind::NewReno), ..TcpConfig::default() },
         TcpConfig { delayed_ack: false, cc: Some(CcKind::None), ..TcpConfig::default() },
         TcpConfig { rack_tlp: true, ..TcpConfig::default() },
+        TcpConfig { rack_tlp: true, prr: true, ..TcpConfig::default() },
     ] {
         let (a, st) = poisson_run(7, cfg.clone());
         assert!(st.retransmissions > 0, "the scenario should lose packets: {st:?}");
         assert_eq!(a, poisson_run(7, cfg.clone()).0);
         assert_ne!(a, poisson_run(8, cfg).0);
     }
+    // PRR takes part: the same losses are recovered at other times.
+    let rack = TcpConfig { rack_tlp: true, ..TcpConfig::default() };
+    assert_ne!(poisson_run(7, rack.clone()).0, poisson_run(7, TcpConfig { prr: true, ..rack }).0);
 }
 
 /// The bottleneck queue (in 1542 B frames) of `n` DCTCP flows marked at `k` frames,

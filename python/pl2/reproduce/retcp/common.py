@@ -40,6 +40,8 @@ Every choice the slides leave open is a constant here, stated in the family's re
   `cubic_linux`): integer windows, Linux's Reno-friendly α, and its step recomputed at most
   once per HZ/32 jiffies of the hosts' undilated kernel clock (HZ 250: a 4 ms jiffy, 200 µs
   emulated), so after each reduction the window holds for 1.4-1.6 ms of emulated time.
+- Fast recovery by Proportional Rate Reduction (`linux_prr`, RFC 6937): Linux has reduced
+  the window over the recovery's ACKs instead of at once since 3.2 (`tcp_cwnd_reduction`).
 - Resized VOQs drop the frames beyond a shrunk capacity at the shrink (`shrink_drop`):
   etalon's schedule runner resizes its Click queues through `resize_capacity`
   (`elements/standard/run_schedule.cc:501-520`), whose `SimpleQueue::live_reconfigure`
@@ -90,9 +92,10 @@ SRC_RACK, DST_RACK = 0, 1
 #: robin over 8 real racks), segmentation offload behind the hosts' shaper, the closed
 #: night packet path, Linux's CUBIC (`tcp_cubic.c` on the hosts' kernel clock), RTO form
 #: and tail-loss-probe floor, and (with resized VOQs) etalon's queues dropping the frames
-#: beyond a shrunk capacity (click-etalon's `SimpleQueue::live_reconfigure`).
+#: beyond a shrunk capacity (click-etalon's `SimpleQueue::live_reconfigure`), and Linux's
+#: fast recovery by Proportional Rate Reduction.
 SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso", "night_closed", "linux_cubic",
-            "linux_rto", "linux_pto", "shrink_drop")
+            "linux_rto", "linux_pto", "shrink_drop", "linux_prr")
 
 #: Further host factors the gap table measures one at a time on top of the family's
 #: settings, none of them etalon's: `tso_2seg`, segmentation offload units of at most two
@@ -247,6 +250,10 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         transport["linux_rto"] = True
     if "linux_pto" in on:
         transport["min_pto"] = f"{1000 * LINUX_MIN_PTO_MS // TDF}us"
+    if "linux_prr" in on and cc != "bbr":
+        # Linux (since 3.2) reduces the window in fast recovery by PRR, RFC 6937
+        # (`tcp_cwnd_reduction`); BBR sets its own window.
+        transport["prr"] = True
     for g, w in GRO_WINDOW_US.items():
         if g in on:
             transport["gro"] = {"window": f"{w * 1000:.0f}ns"}

@@ -128,6 +128,15 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(!skip_serializing_if)]
     pub dctcp_linux: bool,
+    /// Proportional Rate Reduction (RFC 6937) in fast recovery, as Linux 4.15's
+    /// `tcp_cwnd_reduction` runs it (`tcp/prr.rs`): the window falls to ssthresh over the
+    /// recovery's ACKs, ⌈ssthresh · delivered / prior cwnd⌉ segments sent by then while
+    /// more than ssthresh is in flight, then as many as each ACK delivers (one more if it
+    /// delivered a retransmission), and is ssthresh when recovery ends. Not for BBR (it
+    /// sets its own window). Default false: cwnd = ssthresh when recovery begins (RFC 6675).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub prr: bool,
     /// Receive offload (Linux GRO) in front of the receiver: in-order data segments of a
     /// connection that arrive within `gro.window` of the first of them, up to
     /// `gro.max_bytes` of payload, reach TCP as one unit, and the ACK rules apply per
@@ -468,6 +477,7 @@ impl Default for TcpConfig {
             ce_change_ack: CeChangeAck::Rfc8257,
             dctcp_loss: DctcpLoss::Half,
             dctcp_linux: false,
+            prr: false,
             gro: None,
             min_rto: Duration::from_ms(1),
             linux_rto: false,
@@ -547,6 +557,9 @@ impl TcpConfig {
             if self.cc_kind() != CcKind::Cubic && !cubic_base {
                 return Err("cubic_linux is set but the congestion control runs no CUBIC; remove cubic_linux, or set cc = \"cubic\" (or cc = \"retcp\" with retcp.base = \"cubic\")".into());
             }
+        }
+        if self.prr && matches!(self.cc_kind(), CcKind::Bbr | CcKind::None) {
+            return Err("prr = true needs a window-based congestion control (BBR sets its own window, as Linux's BBR bypasses PRR; none has no window to reduce); remove prr, or set cc to new_reno, cubic, dctcp or retcp".into());
         }
         if self.dctcp_linux && self.cc_kind() != CcKind::Dctcp {
             return Err("dctcp_linux = true but the congestion control is not DCTCP; remove dctcp_linux, or set cc = \"dctcp\"".into());

@@ -42,6 +42,7 @@
 pub mod cc;
 pub mod config;
 pub mod pl2;
+pub mod prr;
 pub mod rack;
 pub mod receiver;
 pub mod rto;

@@ -68,6 +68,7 @@
 
 use super::cc::bbr::{CaState, RateSample};
 use super::cc::{none::UNLIMITED, AckInfo, Cc, CongestionControl, Window};
+use super::prr::Prr;
 use super::rack::{Rack, TimerKind};
 use super::rto::Rto;
 use super::wire::{self, Ack, Segment, Syn};
@@ -155,6 +156,8 @@ pub(super) struct Conn {
     rto_series: u32,
     /// Resend the first lost segment regardless of the window.
     retx_now: bool,
+    /// Proportional Rate Reduction's state in the current fast recovery (`prr`).
+    prr: Prr,
     pub retransmissions: u64,
     /// Some segment may be SACKed or lost (false: `pipe` is `snd_nxt − snd_una`).
     marks: bool,
@@ -413,6 +416,7 @@ impl Sender {
             rto_armed: false,
             rto_series: 0,
             retx_now: false,
+            prr: Prr::default(),
             retransmissions: 0,
             marks: false,
             handshake: if ctx.cfg.handshake { Handshake::SynDue } else { Handshake::Established },
@@ -533,6 +537,9 @@ impl Sender {
                     self.in_ring[t] += 1;
                     c.retransmissions += 1;
                     st.retransmissions += 1;
+                    if c.state == State::Recovery {
+                        c.prr.on_sent();
+                    }
                     continue;
                 }
                 break;
@@ -566,6 +573,9 @@ impl Sender {
             }
             self.in_ring[t] += 1;
             st.segments_sent += 1;
+            if c.state == State::Recovery {
+                c.prr.on_sent();
+            }
             c.snd_nxt = end;
             pipe += len;
             sent_new = true;
@@ -636,6 +646,7 @@ impl Sender {
         c.recover = c.snd_nxt;
         c.retx_now = true;
         let flight = c.pipe(cfg, mss);
+        c.prr = Prr::start(c.w.cwnd, mss);
         c.cc.on_congestion_point(c.snd_una, c.snd_nxt);
         c.cc.on_loss(&mut c.w, now, flight);
         st.fast_recoveries += 1;
@@ -892,6 +903,8 @@ impl Sender {
         // Bytes this ACK newly reports delivered (SACKed now, or cumulatively acknowledged
         // and not SACKed before): what the window grows by, see below.
         let mut delivered = 0u64;
+        // Whether a resent segment is among them (PRR's slow-start bound, `prr`).
+        let mut retx_delivered = false;
         if ctx.cfg.sack && a.sack.1 > 0 {
             let s = ack + u64::from(a.sack.0);
             let e = s + u64::from(a.sack.1);
@@ -899,6 +912,7 @@ impl Sender {
                 if g.start >= s && g.start + u64::from(g.len) <= e {
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        retx_delivered |= g.retx;
                         if bbr {
                             rs.take(g, &mut c.rate.first_tx);
                             g.rate_time = SAMPLED;
@@ -931,6 +945,7 @@ impl Sender {
                     last_sent = Some(g.sent);
                     if !g.sacked {
                         delivered += u64::from(g.len);
+                        retx_delivered |= g.retx;
                         if bbr {
                             rs.take(g, &mut c.rate.first_tx);
                         }
@@ -980,6 +995,10 @@ impl Sender {
             let was_recovery = c.state == State::Recovery;
             match c.state {
                 State::Recovery | State::Loss if ack >= c.recover => {
+                    if c.state == State::Recovery && ctx.cfg.prr && !bbr {
+                        // `tcp_end_cwnd_reduction`: the window is ssthresh when recovery ends.
+                        c.w.cwnd = c.w.ssthresh;
+                    }
                     c.state = State::Open;
                     // Recovery is over: the duplicate ACKs it counted are spent (left
                     // over, they would start a spurious recovery on this very ACK).
@@ -1051,6 +1070,13 @@ impl Sender {
                 c.mark_lost_sack(mss);
             }
             _ => {}
+        }
+        if c.state == State::Recovery && ctx.cfg.prr && !bbr {
+            // RFC 6937 on every ACK of the recovery, its first included (Linux's
+            // `tcp_cong_control` after `tcp_fastretrans_alert`).
+            if let Some(w) = c.prr.on_ack(c.w.ssthresh, c.pipe(&ctx.cfg, mss), delivered, retx_delivered, mss) {
+                c.w.cwnd = w;
+            }
         }
         if rack {
             Self::tlp_process_ack(now, ctx, c, ack, !advanced && a.sack.1 == 0, st);
@@ -1301,6 +1327,7 @@ mod tests {
             rto_armed: true,
             rto_series: 0,
             retx_now: false,
+            prr: Prr::default(),
             retransmissions: 0,
             marks: true,
             handshake: Handshake::Established,
