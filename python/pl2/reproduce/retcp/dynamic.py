@@ -59,9 +59,9 @@ def variants_1200(ctx: Context) -> str:
             f"{ours['new_reno'] - ETALON_1200['new_reno']:+.1f}, CUBIC {ours['cubic'] - ETALON_1200['cubic']:+.1f} and DCTCP "
             f"{ours['dctcp'] - ETALON_1200['dctcp']:+.1f} points from it are not explained. DCTCP runs Linux 4.15's CWR state "
             "(a reduction by Proportional Rate Reduction with no growth until it ends, `dctcp_linux`); with the window cut "
-            f"at once and growing through its reductions it gives {ours[RFC_DCTCP]:.1f} % here "
-            f"({ours[RFC_DCTCP] - ours['dctcp']:+.1f}): the kernel's reduction is not what keeps DCTCP below etalon's at "
-            "τ = 1200 µs (at static 16 packets, `retcp-variants` measures what it changes).")
+            f"at once and growing through its reductions it gives {ours[RFC_DCTCP]:.1f} % here: the kernel's reduction "
+            f"moves DCTCP by {ours['dctcp'] - ours[RFC_DCTCP]:+.1f} points at τ = 1200 µs (at static 16 packets "
+            "`retcp-variants` measures it).")
 
 
 def taus(quick: bool) -> list[int]:

@@ -54,8 +54,8 @@ def run(ctx: Context) -> str:
             f"{ours['cubic'] - ETALON_LOG['cubic']:+.1f}). With pl2's "
             "earlier setting (10 Gbps host links, 1 ms minimum RTO) those four gave 46, 46, 42, 47 %, and before etalon's "
             "closed night packet path was applied 56, 55, 55, 60 % (`retcp-static` explains that setting). CUBIC is "
-            "Linux 4.15's `tcp_cubic.c` on the hosts' kernel clock (`linux_cubic`; RFC 9438's CUBIC with Linux's α gave "
-            "49.3 %, `retcp-dynamic-retcp`'s gap table). DCTCP is Linux 4.15's `tcp_dctcp.c` in the kernel's CWR state "
+            "Linux 4.15's `tcp_cubic.c` on the hosts' kernel clock (`linux_cubic`; `retcp-dynamic-retcp`'s gap table "
+            "measures it against RFC 9438's CUBIC). DCTCP is Linux 4.15's `tcp_dctcp.c` in the kernel's CWR state "
             "(`dctcp_linux`; below). The other differences are not explained. " + _dctcp_loss(ctx),
             "",
             "BBR is pl2's BBR v1 as etalon's Linux 4.15 hosts ran it (`docs/model.md`, \"BBR\"), with its clock-bound "
