@@ -138,20 +138,15 @@ def test_fast_recovery_is_linux_prr_but_for_bbr() -> None:
 
 
 @pytest.mark.real_native
-def test_prr_is_refused_with_bbr() -> None:
-    """`prr` with BBR is refused, naming the key."""
-    d = common.scenario_dict("bad", cc="bbr", quick=True)
-    d["transport"]["prr"] = True
-    with pytest.raises(Exception, match="prr = true needs a window-based congestion control"):
-        pl2.run(Scenario.from_dict(d), progress=False)
-
-
-@pytest.mark.real_native
-def test_dctcp_linux_is_refused_without_dctcp() -> None:
-    """A scenario giving `dctcp_linux` to a variant without DCTCP is refused, naming the key."""
-    d = common.scenario_dict("bad", cc="cubic", quick=True)
-    d["transport"]["dctcp_linux"] = True
-    with pytest.raises(Exception, match="dctcp_linux = true but the congestion control is not DCTCP"):
+@pytest.mark.parametrize(("cc", "key", "message"), [
+    ("bbr", "prr", "prr = true needs a window-based congestion control"),
+    ("cubic", "dctcp_linux", "dctcp_linux = true but the congestion control is not DCTCP"),
+])
+def test_linux_recovery_keys_are_refused_where_they_cannot_apply(cc: str, key: str, message: str) -> None:
+    """`prr` with BBR, and `dctcp_linux` without DCTCP, are refused, naming the key."""
+    d = common.scenario_dict("bad", cc=cc, quick=True)
+    d["transport"][key] = True
+    with pytest.raises(Exception, match=message):
         pl2.run(Scenario.from_dict(d), progress=False)
 
 
