@@ -995,7 +995,7 @@ impl Sender {
             let was_recovery = c.state == State::Recovery;
             match c.state {
                 State::Recovery | State::Loss if ack >= c.recover => {
-                    if c.state == State::Recovery && ctx.cfg.prr && !bbr {
+                    if c.state == State::Recovery && ctx.cfg.prr {
                         // `tcp_end_cwnd_reduction`: the window is ssthresh when recovery ends.
                         c.w.cwnd = c.w.ssthresh;
                     }
@@ -1023,7 +1023,7 @@ impl Sender {
             // (`TcpRateOps` delivered bytes of the ACK) count this ACK's delivered data, as
             // here. Duplicate ACKs never grow the window (their SACKed bytes are not counted
             // later either).
-            let in_flight = c.pipe(&ctx.cfg, mss);
+            let in_flight = if c.cc.needs_in_flight() { c.pipe(&ctx.cfg, mss) } else { 0 };
             let info = AckInfo { now, acked: delivered, cum_acked: acked, ece: a.ece, srtt: c.rto.srtt, rtt: rs.rtt, in_recovery: was_recovery, in_flight, snd_una: c.snd_una, snd_nxt: c.snd_nxt };
             c.cc.on_ack(&mut c.w, &info);
             if let Some((thread, end)) = c.blocked {
@@ -1071,7 +1071,7 @@ impl Sender {
             }
             _ => {}
         }
-        if c.state == State::Recovery && ctx.cfg.prr && !bbr {
+        if c.state == State::Recovery && ctx.cfg.prr {
             // RFC 6937 on every ACK of the recovery, its first included (Linux's
             // `tcp_cong_control` after `tcp_fastretrans_alert`).
             if let Some(w) = c.prr.on_ack(c.w.ssthresh, c.pipe(&ctx.cfg, mss), delivered, retx_delivered, mss) {

@@ -42,7 +42,8 @@ pub struct AckInfo {
     pub rtt: Option<Duration>,
     /// The connection is in fast recovery (no window growth).
     pub in_recovery: bool,
-    /// Bytes in flight after this ACK (RFC 6675's pipe): Linux DCTCP's rate reduction.
+    /// Bytes in flight after this ACK (RFC 6675's pipe), for an algorithm that
+    /// `needs_in_flight` (Linux DCTCP's rate reduction); 0 for the others.
     pub in_flight: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -68,6 +69,11 @@ pub trait CongestionControl {
     }
     /// Whether data segments are ECN-capable (ECT).
     fn ecn(&self) -> bool {
+        false
+    }
+    /// Whether `AckInfo::in_flight` must be filled in (it walks the scoreboard when
+    /// segments are SACKed or lost).
+    fn needs_in_flight(&self) -> bool {
         false
     }
 }
@@ -175,6 +181,9 @@ impl CongestionControl for Cc {
     }
     fn ecn(&self) -> bool {
         each!(self, c => c.ecn())
+    }
+    fn needs_in_flight(&self) -> bool {
+        each!(self, c => c.needs_in_flight())
     }
 }
 
