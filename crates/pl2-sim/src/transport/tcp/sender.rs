@@ -1023,7 +1023,7 @@ impl Sender {
             // (`TcpRateOps` delivered bytes of the ACK) count this ACK's delivered data, as
             // here. Duplicate ACKs never grow the window (their SACKed bytes are not counted
             // later either).
-            let in_flight = if c.cc.needs_in_flight() { c.pipe(&ctx.cfg, mss) } else { 0 };
+            let in_flight = c.pipe(&ctx.cfg, mss);
             let info = AckInfo { now, acked: delivered, cum_acked: acked, ece: a.ece, srtt: c.rto.srtt, rtt: rs.rtt, in_recovery: was_recovery, in_flight, snd_una: c.snd_una, snd_nxt: c.snd_nxt };
             c.cc.on_ack(&mut c.w, &info);
             if let Some((thread, end)) = c.blocked {

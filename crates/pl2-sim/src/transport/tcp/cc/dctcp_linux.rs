@@ -227,10 +227,6 @@ impl CongestionControl for LinuxDctcp {
     fn ecn(&self) -> bool {
         true
     }
-
-    fn needs_in_flight(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

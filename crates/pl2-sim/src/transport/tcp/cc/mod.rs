@@ -42,8 +42,7 @@ pub struct AckInfo {
     pub rtt: Option<Duration>,
     /// The connection is in fast recovery (no window growth).
     pub in_recovery: bool,
-    /// Bytes in flight after this ACK (RFC 6675's pipe), for an algorithm that
-    /// `needs_in_flight` (Linux DCTCP's rate reduction); 0 for the others.
+    /// Bytes in flight after this ACK (RFC 6675's pipe): Linux DCTCP's rate reduction.
     pub in_flight: u64,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -69,11 +68,6 @@ pub trait CongestionControl {
     }
     /// Whether data segments are ECN-capable (ECT).
     fn ecn(&self) -> bool {
-        false
-    }
-    /// Whether `AckInfo::in_flight` must be filled in (it walks the scoreboard when
-    /// segments are SACKed or lost).
-    fn needs_in_flight(&self) -> bool {
         false
     }
 }
@@ -181,9 +175,6 @@ impl CongestionControl for Cc {
     }
     fn ecn(&self) -> bool {
         each!(self, c => c.ecn())
-    }
-    fn needs_in_flight(&self) -> bool {
-        each!(self, c => c.needs_in_flight())
     }
 }
 
