@@ -14,6 +14,8 @@
 //! until the pipe has drained below ssthresh, then sends one segment per one delivered,
 //! and after several losses in a window may send ssthresh − pipe at once).
 
+use super::cc::segs_up;
+
 /// A recovery's PRR state (`prior_cwnd`, `prr_delivered`, `prr_out`), in segments.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Prr {
@@ -23,15 +25,10 @@ pub struct Prr {
     pub out: u32,
 }
 
-/// Segments `bytes` occupy (a part segment counts as one, as the kernel counts skbs).
-fn segs(bytes: u64, mss: u64) -> u32 {
-    bytes.div_ceil(mss).min(u64::from(u32::MAX)) as u32
-}
-
 impl Prr {
     /// A recovery beginning with a window of `cwnd` bytes (`tcp_init_cwnd_reduction`).
     pub fn start(cwnd: u64, mss: u64) -> Prr {
-        Prr { prior_cwnd: segs(cwnd, mss).max(1), delivered: 0, out: 0 }
+        Prr { prior_cwnd: segs_up(cwnd, mss).max(1), delivered: 0, out: 0 }
     }
 
     /// A segment of the recovery left.
@@ -46,9 +43,9 @@ impl Prr {
         if newly == 0 {
             return None;
         }
-        let newly = segs(newly, mss);
+        let newly = segs_up(newly, mss);
         self.delivered = self.delivered.saturating_add(newly);
-        let (ssthresh, in_flight) = (i64::from(segs(ssthresh, mss)), i64::from(segs(pipe, mss)));
+        let (ssthresh, in_flight) = (i64::from(segs_up(ssthresh, mss)), i64::from(segs_up(pipe, mss)));
         let delta = ssthresh - in_flight;
         let mut sndcnt = if delta < 0 {
             let allowed = (ssthresh as u64 * u64::from(self.delivered) + u64::from(self.prior_cwnd) - 1) / u64::from(self.prior_cwnd);

@@ -25,7 +25,7 @@
 //! is taken as limited by its window) and the minimum RTT's samples from SACKed
 //! segments (the cumulative sample only; the minimum barely moves t).
 
-use super::{AckInfo, CongestionControl, Window};
+use super::{segs, AckInfo, CongestionControl, Window};
 use super::super::config::CubicLinux;
 use crate::units::SimTime;
 
@@ -169,11 +169,6 @@ impl LinuxCubic {
         self.last_max_cwnd = if cwnd < self.last_max_cwnd { (c * (BETA_SCALE + BETA) / (2 * BETA_SCALE)) as u32 } else { cwnd };
         ((c * BETA / BETA_SCALE) as u32).max(2)
     }
-}
-
-/// Segments in `bytes` of windows of `mss`-byte segments, as the kernel's `u32`.
-fn segs(bytes: u64, mss: u64) -> u32 {
-    (bytes / mss).min(u64::from(u32::MAX)) as u32
 }
 
 impl CongestionControl for LinuxCubic {

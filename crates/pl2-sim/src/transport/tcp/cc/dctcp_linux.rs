@@ -31,7 +31,7 @@
 //! duplicate ACKs, `tcp_is_cwnd_limited`.
 
 use super::super::config::DctcpLoss;
-use super::{AckInfo, CongestionControl, Window};
+use super::{segs, segs_up, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
 /// α's full scale, `DCTCP_MAX_ALPHA`.
@@ -133,16 +133,6 @@ impl LinuxDctcp {
             *cwnd += steps;
         }
     }
-}
-
-/// Whole segments in `bytes`, as the kernel's `u32`.
-fn segs(bytes: u64, mss: u64) -> u32 {
-    (bytes / mss).min(u64::from(u32::MAX)) as u32
-}
-
-/// Segments `bytes` occupy (a part segment counts as one, as Linux counts skbs).
-fn segs_up(bytes: u64, mss: u64) -> u32 {
-    bytes.div_ceil(mss).min(u64::from(u32::MAX)) as u32
 }
 
 impl CongestionControl for LinuxDctcp {

@@ -86,6 +86,17 @@ pub(crate) fn slow_start(w: &mut Window, acked: u64) -> u64 {
 }
 
 
+/// Whole segments in `bytes` of `mss`-byte segments, as the kernel's `u32` windows
+/// (the Linux models: `cubic_linux`, `dctcp_linux`).
+pub(crate) fn segs(bytes: u64, mss: u64) -> u32 {
+    (bytes / mss).min(u64::from(u32::MAX)) as u32
+}
+
+/// Segments `bytes` occupy, a part segment counting as one, as the kernel counts skbs.
+pub(crate) fn segs_up(bytes: u64, mss: u64) -> u32 {
+    bytes.div_ceil(mss).min(u64::from(u32::MAX)) as u32
+}
+
 /// The algorithms pl2 implements.
 #[derive(Clone, Debug)]
 pub enum Cc {
