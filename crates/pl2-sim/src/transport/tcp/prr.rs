@@ -31,6 +31,11 @@ impl Prr {
         Prr { prior_cwnd: segs_up(cwnd, mss).max(1), delivered: 0, out: 0 }
     }
 
+    /// Segments, the window when the reduction began.
+    pub fn prior_cwnd(&self) -> u32 {
+        self.prior_cwnd
+    }
+
     /// A segment of the recovery left.
     pub fn on_sent(&mut self) {
         self.out = self.out.saturating_add(1);
@@ -48,7 +53,7 @@ impl Prr {
         let (ssthresh, in_flight) = (i64::from(segs_up(ssthresh, mss)), i64::from(segs_up(pipe, mss)));
         let delta = ssthresh - in_flight;
         let mut sndcnt = if delta < 0 {
-            let allowed = (ssthresh as u64 * u64::from(self.delivered) + u64::from(self.prior_cwnd) - 1) / u64::from(self.prior_cwnd);
+            let allowed = (ssthresh as u64 * u64::from(self.delivered)).div_ceil(u64::from(self.prior_cwnd));
             allowed as i64 - i64::from(self.out)
         } else if retx_delivered {
             delta.min((i64::from(self.delivered) - i64::from(self.out)).max(i64::from(newly)) + 1)

@@ -31,6 +31,7 @@
 //! duplicate ACKs, `tcp_is_cwnd_limited`.
 
 use super::super::config::DctcpLoss;
+use super::super::prr::Prr;
 use super::{segs, segs_up, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
@@ -44,18 +45,19 @@ const SHIFT_G: u32 = 4;
 pub struct Cwr {
     /// `snd_nxt` when it began.
     pub high_seq: u64,
-    /// Segments, cwnd when it began.
-    pub prior_cwnd: u32,
-    /// Segments delivered since (`prr_delivered`).
-    pub prr_delivered: u32,
+    /// Its Proportional Rate Reduction, the same as fast recovery's (`tcp_cwnd_reduction`
+    /// serves both); its segments sent are those above `high_seq`.
+    pub prr: Prr,
 }
 
 #[derive(Clone, Debug)]
 pub struct LinuxDctcp {
     /// α in 1/1024 (`dctcp_alpha`).
     pub alpha: u32,
-    acked_bytes_total: u64,
-    acked_bytes_ecn: u64,
+    /// Bytes acknowledged in the current window of data, and of them those with ECE;
+    /// `u32` as the kernel's (`acked_bytes_total`, `acked_bytes_ecn`), saturating.
+    acked_bytes_total: u32,
+    acked_bytes_ecn: u32,
     /// The current window of data ends when snd_una reaches this (`next_seq`).
     next_seq: u64,
     /// Credits towards the next segment of growth (`snd_cwnd_cnt`).
@@ -78,16 +80,17 @@ impl LinuxDctcp {
     /// `dctcp_update_alpha` for an ACK that advanced snd_una.
     fn update_alpha(&mut self, a: &AckInfo) {
         if a.cum_acked > 0 {
-            self.acked_bytes_total += a.cum_acked;
+            let acked = u32::try_from(a.cum_acked).unwrap_or(u32::MAX);
+            self.acked_bytes_total = self.acked_bytes_total.saturating_add(acked);
             if a.ece {
-                self.acked_bytes_ecn += a.cum_acked;
+                self.acked_bytes_ecn = self.acked_bytes_ecn.saturating_add(acked);
             }
         }
         if a.snd_una >= self.next_seq {
             let decay = self.alpha >> SHIFT_G;
             self.alpha -= if decay == 0 { self.alpha } else { decay };
             if self.acked_bytes_ecn > 0 {
-                let f = (self.acked_bytes_ecn << (10 - SHIFT_G)) / self.acked_bytes_total.max(1);
+                let f = (u64::from(self.acked_bytes_ecn) << (10 - SHIFT_G)) / u64::from(self.acked_bytes_total.max(1));
                 self.alpha = (u64::from(self.alpha) + f).min(u64::from(MAX_ALPHA)) as u32;
             }
             self.acked_bytes_total = 0;
@@ -151,35 +154,25 @@ impl CongestionControl for LinuxDctcp {
         }
         if self.cwr.is_none() && a.ece && a.snd_una >= self.quiet_until {
             // `tcp_enter_cwr` → `tcp_init_cwnd_reduction`.
-            self.cwr = Some(Cwr { high_seq: a.snd_nxt, prior_cwnd: cwnd.max(1), prr_delivered: 0 });
+            self.cwr = Some(Cwr { high_seq: a.snd_nxt, prr: Prr::start(u64::from(cwnd) * mss, mss) });
             self.cwnd_cnt = 0;
             w.ssthresh = u64::from(self.ssthresh(cwnd)) * mss;
         }
-        let delivered = segs_up(a.acked, mss);
         match &mut self.cwr {
-            Some(c) if delivered > 0 => {
+            Some(c) => {
                 // `tcp_cwnd_reduction` (PRR, RFC 6937); sent since the reduction began:
                 // new data only (no retransmissions happen in CWR).
-                let ssthresh = segs(w.ssthresh, mss);
-                let in_flight = segs_up(a.in_flight, mss);
-                let prr_out = segs_up(a.snd_nxt.saturating_sub(c.high_seq), mss);
-                c.prr_delivered += delivered;
-                let mut sndcnt = if in_flight > ssthresh {
-                    let allowed = (u64::from(ssthresh) * u64::from(c.prr_delivered) + u64::from(c.prior_cwnd) - 1) / u64::from(c.prior_cwnd);
-                    allowed as i64 - i64::from(prr_out)
-                } else {
-                    i64::from((ssthresh - in_flight).min(delivered))
-                };
-                if prr_out == 0 {
-                    // "Force a fast retransmit upon entering fast recovery".
-                    sndcnt = sndcnt.max(1);
+                c.prr.out = segs_up(a.snd_nxt.saturating_sub(c.high_seq), mss);
+                match c.prr.on_ack(w.ssthresh, a.in_flight, a.acked, false, mss) {
+                    Some(reduced) => w.cwnd = reduced,
+                    None => w.cwnd = u64::from(cwnd) * mss,
                 }
-                cwnd = (i64::from(in_flight) + sndcnt).max(0) as u32;
             }
-            Some(_) => {}
-            None => self.grow(&mut cwnd, segs(w.ssthresh, mss), delivered),
+            None => {
+                self.grow(&mut cwnd, segs(w.ssthresh, mss), segs_up(a.acked, mss));
+                w.cwnd = u64::from(cwnd) * mss;
+            }
         }
-        w.cwnd = u64::from(cwnd) * mss;
     }
 
     fn on_loss(&mut self, w: &mut Window, _now: SimTime, _flight: u64) {
@@ -275,7 +268,7 @@ mod tests {
             d.on_ack(&mut w, &ack(21 * MSS, nxt, next_ece));
             if next_ece {
                 assert_eq!(w.ssthresh, 12 * MSS);
-                assert_eq!(d.cwr.map(|c| (c.high_seq, c.prior_cwnd)), Some((nxt, 15)));
+                assert_eq!(d.cwr.map(|c| (c.high_seq, c.prr.prior_cwnd())), Some((nxt, 15)));
             } else {
                 assert_eq!((w.cwnd, d.cwr), (15 * MSS, None));
             }
