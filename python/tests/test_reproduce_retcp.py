@@ -137,13 +137,28 @@ def test_fast_recovery_is_linux_prr_but_for_bbr() -> None:
     assert "prr" not in common.scenario_dict("b", cc="bbr", quick=True)["transport"]
 
 
+def test_reno_is_linux_reno_for_reno_and_retcp_over_reno_only() -> None:
+    """etalon's Reno and reTCP's Reno base run Linux's `tcp_cong.c` (`linux_reno` sets
+    `reno_linux`); CUBIC, DCTCP, BBR and reTCP over CUBIC carry no such key (the scenario
+    would refuse it there)."""
+    for cc in ("new_reno", "retcp"):
+        assert common.scenario_dict("r", cc=cc, quick=True)["transport"]["reno_linux"] is True, cc
+        off = common.scenario_dict("r", cc=cc, quick=True, settings=tuple(s for s in common.SETTINGS if s != "linux_reno"))
+        assert "reno_linux" not in off["transport"], cc
+    for cc in ("cubic", "dctcp", "bbr"):
+        assert "reno_linux" not in common.scenario_dict("r", cc=cc, quick=True)["transport"], cc
+    assert "reno_linux" not in common.scenario_dict("r", cc="retcp", retcp_base="cubic", quick=True)["transport"]
+
+
 @pytest.mark.real_native
 @pytest.mark.parametrize(("cc", "key", "message"), [
     ("bbr", "prr", "prr = true needs a window-based congestion control"),
     ("cubic", "dctcp_linux", "dctcp_linux = true but the congestion control is not DCTCP"),
+    ("cubic", "reno_linux", "reno_linux = true but the congestion control runs no Reno"),
 ])
 def test_linux_recovery_keys_are_refused_where_they_cannot_apply(cc: str, key: str, message: str) -> None:
-    """`prr` with BBR, and `dctcp_linux` without DCTCP, are refused, naming the key."""
+    """`prr` with BBR, `dctcp_linux` without DCTCP and `reno_linux` without Reno are
+    refused, naming the key."""
     d = common.scenario_dict("bad", cc=cc, quick=True)
     d["transport"][key] = True
     with pytest.raises(Exception, match=message):

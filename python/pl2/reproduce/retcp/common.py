@@ -42,6 +42,11 @@ Every choice the slides leave open is a constant here, stated in the family's re
   emulated), so after each reduction the window holds for 1.4-1.6 ms of emulated time.
 - Fast recovery by Proportional Rate Reduction (`linux_prr`, RFC 6937): Linux has reduced
   the window over the recovery's ACKs instead of at once since 3.2 (`tcp_cwnd_reduction`).
+- Reno as Linux 4.15's `tcp_cong.c` runs it (`linux_reno`, `reno_linux`), for Reno and for
+  reTCP's Reno base (the authors' module calls `tcp_reno_cong_avoid` and names
+  `tcp_reno_ssthresh`, etalon `reTCP/retcp.c`): whole-segment windows, ssthresh = half of
+  cwnd after a loss (RFC 5681 halves the flight, which after reTCP's jump down is up to
+  twice cwnd), and reTCP's jumps on whole segments.
 - Resized VOQs drop the frames beyond a shrunk capacity at the shrink (`shrink_drop`):
   etalon's schedule runner resizes its Click queues through `resize_capacity`
   (`elements/standard/run_schedule.cc:501-520`), whose `SimpleQueue::live_reconfigure`
@@ -93,9 +98,9 @@ SRC_RACK, DST_RACK = 0, 1
 #: night packet path, Linux's CUBIC (`tcp_cubic.c` on the hosts' kernel clock), RTO form
 #: and tail-loss-probe floor, and (with resized VOQs) etalon's queues dropping the frames
 #: beyond a shrunk capacity (click-etalon's `SimpleQueue::live_reconfigure`), and Linux's
-#: fast recovery by Proportional Rate Reduction.
+#: fast recovery by Proportional Rate Reduction, and Linux's Reno (`tcp_cong.c`, reTCP's base).
 SETTINGS = ("host_40g", "linux_timers", "signal_recompute", "fake_strobe", "tso", "night_closed", "linux_cubic",
-            "linux_rto", "linux_pto", "shrink_drop", "linux_prr")
+            "linux_rto", "linux_pto", "shrink_drop", "linux_prr", "linux_reno")
 
 #: Further host factors the gap table measures one at a time on top of the family's
 #: settings, none of them etalon's: `tso_2seg`, segmentation offload units of at most two
@@ -254,6 +259,9 @@ def scenario_dict(name: str, *, cc: str, capacity: int = 16, resize: tuple[int, 
         # Linux (since 3.2) reduces the window in fast recovery by PRR, RFC 6937
         # (`tcp_cwnd_reduction`); BBR sets its own window.
         transport["prr"] = True
+    if "linux_reno" in on and (cc == "new_reno" or (cc == "retcp" and retcp_base == "reno")):
+        # Linux's `tcp_reno_cong_avoid` / `tcp_reno_ssthresh`, which `retcp.c` calls too.
+        transport["reno_linux"] = True
     for g, w in GRO_WINDOW_US.items():
         if g in on:
             transport["gro"] = {"window": f"{w * 1000:.0f}ns"}

@@ -128,6 +128,14 @@ pub struct TcpConfig {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     #[schemars(!skip_serializing_if)]
     pub dctcp_linux: bool,
+    /// Run Reno (`cc = "new_reno"`, or reTCP's base, `retcp.base = "reno"`) as Linux
+    /// 4.15's `tcp_cong.c` (`cc/reno_linux.rs`): windows in whole segments
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`), ssthresh = max(cwnd / 2, 2 segments) after
+    /// a loss (`tcp_reno_ssthresh`: half of cwnd, where RFC 5681 halves the flight), and
+    /// reTCP's jumps on whole segments. Default false: RFC 5681 in bytes (`cc/newreno.rs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[schemars(!skip_serializing_if)]
+    pub reno_linux: bool,
     /// Proportional Rate Reduction (RFC 6937) in fast recovery, as Linux 4.15's
     /// `tcp_cwnd_reduction` runs it (`tcp/prr.rs`): the window falls to ssthresh over the
     /// recovery's ACKs, ⌈ssthresh · delivered / prior cwnd⌉ segments sent by then while
@@ -477,6 +485,7 @@ impl Default for TcpConfig {
             ce_change_ack: CeChangeAck::Rfc8257,
             dctcp_loss: DctcpLoss::Half,
             dctcp_linux: false,
+            reno_linux: false,
             prr: false,
             gro: None,
             min_rto: Duration::from_ms(1),
@@ -563,6 +572,15 @@ impl TcpConfig {
         }
         if self.dctcp_linux && self.cc_kind() != CcKind::Dctcp {
             return Err("dctcp_linux = true but the congestion control is not DCTCP; remove dctcp_linux, or set cc = \"dctcp\"".into());
+        }
+        if self.reno_linux {
+            let reno_base = self.cc_kind() == CcKind::Retcp && self.retcp.base == RetcpBase::Reno;
+            if self.cc_kind() != CcKind::NewReno && !reno_base {
+                return Err("reno_linux = true but the congestion control runs no Reno; remove reno_linux, or set cc = \"new_reno\" (or cc = \"retcp\" with retcp.base = \"reno\")".into());
+            }
+            if !self.byte_counting {
+                return Err("reno_linux = true counts the segments each ACK delivers, as Linux does; byte_counting = false (one segment per ACK) contradicts it: remove one of the two".into());
+            }
         }
         if self.rack_tlp && !self.sack {
             return Err("rack_tlp = true needs sack = true (RACK-TLP needs SACK, RFC 8985 §5); set sack = true or rack_tlp = false".into());

@@ -19,8 +19,8 @@
 //!   per window of data (until snd_una reaches the snd_nxt recorded at the window's
 //!   start) α ← α − d + ⌊64 · ECE bytes / bytes⌋, capped at 1024, with the decay
 //!   d = `min_not_zero(α, α >> 4)`: ⌊α/16⌋, but below 16/1024 α falls to 0 at once.
-//! - **Windows in segments**: growth is `tcp_reno_cong_avoid` (`tcp_slow_start`, then
-//!   `tcp_cong_avoid_ai`'s credits, reset when a reduction starts).
+//! - **Windows in segments**: growth is `tcp_reno_cong_avoid` (`reno_linux.rs`: `tcp_slow_start`,
+//!   then `tcp_cong_avoid_ai`'s credits, reset when a reduction starts).
 //!
 //! Losses: `dctcp_loss` chooses ssthresh (4.15's α cut, or 5.1's half of cwnd,
 //! `dctcp_react_to_loss`); the window is set to it at once, as `dctcp.rs` does, and a
@@ -32,6 +32,7 @@
 
 use super::super::config::DctcpLoss;
 use super::super::prr::Prr;
+use super::reno_linux::reno_cong_avoid;
 use super::{segs, segs_up, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
@@ -112,30 +113,6 @@ impl LinuxDctcp {
             DctcpLoss::Half => (cwnd >> 1).max(2),
         }
     }
-
-    /// `tcp_reno_cong_avoid` on a window of `cwnd` segments.
-    fn grow(&mut self, cwnd: &mut u32, ssthresh: u32, mut acked: u32) {
-        if *cwnd < ssthresh {
-            let grown = cwnd.saturating_add(acked).min(ssthresh);
-            acked -= grown - *cwnd;
-            *cwnd = grown;
-            if acked == 0 {
-                return;
-            }
-        }
-        // `tcp_cong_avoid_ai` with w = cwnd.
-        let w = *cwnd;
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            *cwnd += 1;
-        }
-        self.cwnd_cnt += acked;
-        if self.cwnd_cnt >= w {
-            let steps = self.cwnd_cnt / w;
-            self.cwnd_cnt -= steps * w;
-            *cwnd += steps;
-        }
-    }
 }
 
 impl CongestionControl for LinuxDctcp {
@@ -169,7 +146,7 @@ impl CongestionControl for LinuxDctcp {
                 }
             }
             None => {
-                self.grow(&mut cwnd, segs(w.ssthresh, mss), segs_up(a.acked, mss));
+                reno_cong_avoid(&mut cwnd, &mut self.cwnd_cnt, segs(w.ssthresh, mss), segs_up(a.acked, mss));
                 w.cwnd = u64::from(cwnd) * mss;
             }
         }

@@ -10,6 +10,7 @@ pub mod dctcp;
 pub mod dctcp_linux;
 pub mod newreno;
 pub mod none;
+pub mod reno_linux;
 pub mod retcp;
 
 use super::config::{CcKind, CubicAlpha, RetcpBase, TcpConfig};
@@ -87,7 +88,7 @@ pub(crate) fn slow_start(w: &mut Window, acked: u64) -> u64 {
 
 
 /// Whole segments in `bytes` of `mss`-byte segments, as the kernel's `u32` windows
-/// (the Linux models: `cubic_linux`, `dctcp_linux`).
+/// (the Linux models: `cubic_linux`, `dctcp_linux`, `reno_linux`).
 pub(crate) fn segs(bytes: u64, mss: u64) -> u32 {
     (bytes / mss).min(u64::from(u32::MAX)) as u32
 }
@@ -101,6 +102,8 @@ pub(crate) fn segs_up(bytes: u64, mss: u64) -> u32 {
 #[derive(Clone, Debug)]
 pub enum Cc {
     NewReno(newreno::NewReno),
+    /// Reno as Linux 4.15 runs it (`reno_linux`).
+    RenoLinux(reno_linux::LinuxReno),
     Cubic(cubic::Cubic),
     /// CUBIC as Linux 4.15 runs it (`cubic_linux`).
     CubicLinux(cubic_linux::LinuxCubic),
@@ -115,7 +118,7 @@ pub enum Cc {
 
 impl Cc {
     /// The algorithm `cfg` selects, with its options (`byte_counting`, `cubic_alpha`,
-    /// `dctcp_loss`, `dctcp_linux`, `retcp`, `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's
+    /// `dctcp_loss`, `dctcp_linux`, `reno_linux`, `retcp`, `bbr`); `bbr_rng` gives BBR its draws (the gain cycle's
     /// first phase) and is called only for BBR.
     pub fn for_config(cfg: &TcpConfig, mss: u64, bbr_rng: impl FnOnce() -> SimRng) -> Cc {
         let reno = || newreno::NewReno::with_counting(cfg.byte_counting);
@@ -125,6 +128,7 @@ impl Cc {
             c
         };
         match cfg.cc_kind() {
+            CcKind::NewReno if cfg.reno_linux => Cc::RenoLinux(reno_linux::LinuxReno::default()),
             CcKind::NewReno => Cc::NewReno(reno()),
             CcKind::Cubic => match cfg.cubic_linux {
                 Some(clock) => Cc::CubicLinux(cubic_linux::LinuxCubic::new(clock)),
@@ -138,6 +142,7 @@ impl Cc {
             }
             CcKind::Retcp => {
                 let base = match cfg.retcp.base {
+                    RetcpBase::Reno if cfg.reno_linux => retcp::Base::RenoLinux(reno_linux::LinuxReno::default()),
                     RetcpBase::Reno => retcp::Base::Reno(reno()),
                     RetcpBase::Cubic => match cfg.cubic_linux {
                         Some(clock) => retcp::Base::CubicLinux(cubic_linux::LinuxCubic::new(clock)),
@@ -157,6 +162,7 @@ macro_rules! each {
     ($s:expr, $c:ident => $e:expr) => {
         match $s {
             Cc::NewReno($c) => $e,
+            Cc::RenoLinux($c) => $e,
             Cc::Cubic($c) => $e,
             Cc::CubicLinux($c) => $e,
             Cc::Dctcp($c) => $e,
@@ -289,6 +295,29 @@ mod tests {
         assert_eq!(w3.cwnd, 30 * MSS, "β = 3 over a CUBIC base");
     }
 
+    /// Over Linux's Reno (`reno_linux`) the jumps are `retcp.c`'s integer `snd_cwnd *= 2`
+    /// and `snd_cwnd /= 2`: 15 segments (congestion avoidance, no growth from an ACK that
+    /// delivers nothing) → 30 → 15, and an odd 31 falls to 15, not 15.5; a loss then halves
+    /// cwnd, not the flight (`tcp_reno_ssthresh`).
+    #[test]
+    fn retcp_over_linux_reno_jumps_on_whole_segments() {
+        let cfg = TcpConfig { cc: Some(CcKind::Retcp), reno_linux: true, ..TcpConfig::default() };
+        let mut c = Cc::for_config(&cfg, MSS, || SimRng::stream(0, "test"));
+        assert!(matches!(&c, Cc::Retcp(r) if matches!(r.base, retcp::Base::RenoLinux(_))));
+        let ece = |on: bool| AckInfo { ece: on, ..ack(0, 0) };
+        let mut w = Window { cwnd: 15 * MSS, ssthresh: 10 * MSS, mss: MSS };
+        c.on_ack(&mut w, &ece(true));
+        assert_eq!(w.cwnd, 30 * MSS);
+        c.on_ack(&mut w, &ece(false));
+        assert_eq!(w.cwnd, 15 * MSS);
+        c.on_ack(&mut w, &ece(true));
+        w.cwnd = 31 * MSS;
+        c.on_ack(&mut w, &ece(false));
+        assert_eq!(w.cwnd, 15 * MSS, "31 / 2 floored to whole segments");
+        c.on_loss(&mut w, SimTime::ZERO, 29 * MSS);
+        assert_eq!((w.cwnd, w.ssthresh), (7 * MSS, 7 * MSS), "half of cwnd 15, whatever the flight");
+    }
+
     /// Every kind a scenario can name is built by the one constructor, BBR included (its
     /// draws taken only for it), and is the algorithm asked for.
     #[test]
@@ -300,7 +329,7 @@ mod tests {
                 SimRng::stream(0, "test")
             });
             let built = match c {
-                Cc::NewReno(_) => CcKind::NewReno,
+                Cc::NewReno(_) | Cc::RenoLinux(_) => CcKind::NewReno,
                 Cc::Cubic(_) | Cc::CubicLinux(_) => CcKind::Cubic,
                 Cc::Dctcp(_) | Cc::DctcpLinux(_) => CcKind::Dctcp,
                 Cc::Retcp(_) => CcKind::Retcp,

@@ -14,13 +14,17 @@
 use super::cubic::Cubic;
 use super::cubic_linux::LinuxCubic;
 use super::newreno::NewReno;
-use super::{AckInfo, CongestionControl, Window};
+use super::reno_linux::LinuxReno;
+use super::{segs, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
 /// The base algorithm reTCP grows the window with.
 #[derive(Clone, Debug)]
 pub enum Base {
     Reno(NewReno),
+    /// Reno as Linux 4.15 runs it (`reno_linux`): the authors' module's own base,
+    /// `tcp_reno_cong_avoid` and `tcp_reno_ssthresh`.
+    RenoLinux(LinuxReno),
     Cubic(Cubic),
     /// CUBIC as Linux 4.15 runs it (`cubic_linux`).
     CubicLinux(LinuxCubic),
@@ -48,23 +52,43 @@ impl CongestionControl for Retcp {
         self.have_circuit = a.ece;
         match &mut self.base {
             Base::Reno(r) => r.on_ack(w, a),
+            Base::RenoLinux(r) => r.on_ack(w, a),
             Base::Cubic(c) => c.on_ack(w, a),
             Base::CubicLinux(c) => c.on_ack(w, a),
         }
         if a.in_recovery {
             return;
         }
-        if self.have_circuit && !self.jumped {
-            w.cwnd = ((w.cwnd as f64 * self.beta) as u64).max(w.mss);
-            self.jumped = true;
-        } else if !self.have_circuit && self.jumped {
-            w.cwnd = ((w.cwnd as f64 / self.beta) as u64).max(w.mss);
-            self.jumped = false;
+        if self.have_circuit == self.jumped {
+            return;
+        }
+        let up = self.have_circuit;
+        self.jumped = up;
+        w.cwnd = match self.base {
+            // `retcp.c`: `snd_cwnd *= jump_up`, `snd_cwnd /= jump_down` on the kernel's
+            // whole segments (floored; kept at one segment, where the kernel's would
+            // reach 0 from 1).
+            Base::RenoLinux(_) => {
+                let cwnd = f64::from(segs(w.cwnd, w.mss));
+                u64::from(((if up { cwnd * self.beta } else { cwnd / self.beta }) as u32).max(1)) * w.mss
+            }
+            _ => ((if up { w.cwnd as f64 * self.beta } else { w.cwnd as f64 / self.beta }) as u64).max(w.mss),
+        };
+    }
+
+    fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {
+        match &mut self.base {
+            Base::Reno(r) => r.on_congestion_point(snd_una, snd_nxt),
+            Base::RenoLinux(r) => r.on_congestion_point(snd_una, snd_nxt),
+            Base::Cubic(c) => c.on_congestion_point(snd_una, snd_nxt),
+            Base::CubicLinux(c) => c.on_congestion_point(snd_una, snd_nxt),
         }
     }
+
     fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         match &mut self.base {
             Base::Reno(r) => r.on_loss(w, now, flight),
+            Base::RenoLinux(r) => r.on_loss(w, now, flight),
             Base::Cubic(c) => c.on_loss(w, now, flight),
             Base::CubicLinux(c) => c.on_loss(w, now, flight),
         }
@@ -72,6 +96,7 @@ impl CongestionControl for Retcp {
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
         match &mut self.base {
             Base::Reno(r) => r.on_rto(w, now, flight),
+            Base::RenoLinux(r) => r.on_rto(w, now, flight),
             Base::Cubic(c) => c.on_rto(w, now, flight),
             Base::CubicLinux(c) => c.on_rto(w, now, flight),
         }
