@@ -196,18 +196,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(snd_una: u64, snd_nxt: u64, ece: bool) -> AckInfo {
-        AckInfo {
-            now: SimTime::ZERO,
-            acked: MSS,
-            cum_acked: MSS,
-            ece,
-            srtt: None,
-            rtt: None,
-            in_recovery: false,
-            in_flight: snd_nxt - snd_una,
-            snd_una,
-            snd_nxt,
-        }
+        AckInfo { ece, in_flight: snd_nxt - snd_una, snd_una, snd_nxt, ..super::super::test_ack(MSS) }
     }
 
     /// A sender with 20 segments in flight at cwnd 20 (congestion avoidance) and α = 1/2

@@ -98,6 +98,23 @@ pub(crate) fn segs_up(bytes: u64, mss: u64) -> u32 {
     bytes.div_ceil(mss).min(u64::from(u32::MAX)) as u32
 }
 
+/// An ACK newly delivering `acked` bytes, nothing else set (the algorithms' unit tests).
+#[cfg(test)]
+pub(crate) fn test_ack(acked: u64) -> AckInfo {
+    AckInfo {
+        now: SimTime::ZERO,
+        acked,
+        cum_acked: acked,
+        ece: false,
+        srtt: None,
+        rtt: None,
+        in_recovery: false,
+        in_flight: 0,
+        snd_una: 0,
+        snd_nxt: 0,
+    }
+}
+
 /// The algorithms pl2 implements.
 #[derive(Clone, Debug)]
 pub enum Cc {
@@ -209,18 +226,7 @@ mod tests {
     }
 
     fn ack(now_ms: u64, acked: u64) -> AckInfo {
-        AckInfo {
-            now: SimTime(now_ms * 1_000_000_000),
-            acked,
-            cum_acked: acked,
-            ece: false,
-            srtt: Some(Duration::from_ms(100)),
-            rtt: None,
-            in_recovery: false,
-            in_flight: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
+        AckInfo { now: SimTime(now_ms * 1_000_000_000), srtt: Some(Duration::from_ms(100)), ..test_ack(acked) }
     }
 
     #[test]

@@ -102,20 +102,7 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn ack(acked: u64) -> AckInfo {
-        AckInfo {
-            now: SimTime::ZERO,
-            acked,
-            cum_acked: acked,
-            ece: false,
-            srtt: None,
-            rtt: None,
-            in_recovery: false,
-            in_flight: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-        }
-    }
+    use super::super::test_ack as ack;
 
     /// By hand from `tcp_cong.c`: at cwnd 8, ssthresh 10, an ACK for 3 segments slow-starts
     /// to 10 and leaves 1 credit; 9 more single-segment ACKs make 10 credits = w, so
