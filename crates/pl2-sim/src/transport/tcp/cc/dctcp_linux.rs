@@ -140,10 +140,7 @@ impl CongestionControl for LinuxDctcp {
                 // `tcp_cwnd_reduction` (PRR, RFC 6937); sent since the reduction began:
                 // new data only (no retransmissions happen in CWR).
                 c.prr.out = segs_up(a.snd_nxt.saturating_sub(c.high_seq), mss);
-                match c.prr.on_ack(w.ssthresh, a.in_flight, a.acked, false, mss) {
-                    Some(reduced) => w.cwnd = reduced,
-                    None => w.cwnd = u64::from(cwnd) * mss,
-                }
+                w.cwnd = c.prr.on_ack(w.ssthresh, a.in_flight, a.acked, false, mss).unwrap_or(u64::from(cwnd) * mss);
             }
             None => {
                 reno_cong_avoid(&mut cwnd, &mut self.cwnd_cnt, segs(w.ssthresh, mss), segs_up(a.acked, mss));

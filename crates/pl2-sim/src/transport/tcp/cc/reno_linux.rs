@@ -4,9 +4,10 @@
 //! places:
 //!
 //! - **ssthresh from cwnd, not from the flight.** `tcp_reno_ssthresh` is
-//!   max(cwnd / 2, 2) segments; RFC 5681 eq. 4 halves FlightSize. They differ whenever
-//!   less than cwnd is in flight when a loss is found, as after reTCP's jump down (the
-//!   window halves while the old window is still in flight).
+//!   max(cwnd / 2, 2) segments; RFC 5681 eq. 4 halves FlightSize (pl2: RFC 6675's pipe).
+//!   They differ whenever the flight and cwnd differ when a loss is found: SACKed
+//!   segments above a hole leave the pipe, and after reTCP's jump down the old window is
+//!   still in flight.
 //! - **Windows in segments**: growth is `tcp_slow_start` (cwnd + acked segments, up to
 //!   ssthresh) then `tcp_cong_avoid_ai` (a credit per segment acknowledged,
 //!   `snd_cwnd_cnt`; a segment of window per cwnd credits), reset when a loss or a
@@ -98,11 +99,10 @@ impl CongestionControl for LinuxReno {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_ack as ack;
     use super::*;
 
     const MSS: u64 = 1000;
-
-    use super::super::test_ack as ack;
 
     /// By hand from `tcp_cong.c`: at cwnd 8, ssthresh 10, an ACK for 3 segments slow-starts
     /// to 10 and leaves 1 credit; 9 more single-segment ACKs make 10 credits = w, so
