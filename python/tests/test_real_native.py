@@ -165,7 +165,11 @@ def test_sigkill_sweep_resumes(scenario: Path, tmp_path: Path) -> None:
     spec.write_text(f'base = "scenario.toml"\nname = "killme"\nseeds = {seeds}\n[grid]\n"run.duration" = ["10ms"]\n')
     root = tmp_path / "store"
     total = len(seeds)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")])}
+    # A worker killed with its driver cannot remove its run's temporary directory: keep
+    # those in the test's own directory rather than the machine's.
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PYTHON_DIR), os.environ.get("PYTHONPATH", "")]),
+           "TMPDIR": str(tmp_path / "tmp")}
     cmd = [sys.executable, "-m", "pl2", "sweep", str(spec), "--store", str(root), "--workers", "2", "--quiet"]
     log = tmp_path / "first.log"
     with log.open("w") as out:
