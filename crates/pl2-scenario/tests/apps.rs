@@ -138,9 +138,10 @@ fn same_seed_gives_identical_application_tables() {
          [[workload]]\nkind = \"ps_shuffle\"\nworkers = [3, 4]\nservers = [5]\niterations = 2\nbarrier = \"worker\"\ngradient_size = \"1MB\"\ncompute = {{ kind = \"uniform\", min = \"1us\", max = \"9us\" }}\n[transport]\nkind = \"pl2\"\n"
     );
     let sc = Scenario::parse(&text, Path::new(".")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
     let dirs: Vec<_> = (0..2)
         .map(|i| {
-            let d = std::env::temp_dir().join(format!("pl2-apps-det-{}-{i}", std::process::id()));
+            let d = tmp.path().join(i.to_string());
             let mut sink = ParquetSink::new(&d).unwrap();
             let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
             sink.finish(&out).unwrap();

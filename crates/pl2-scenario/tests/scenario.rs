@@ -88,24 +88,24 @@ fn each_invalid_class_names_the_field() {
 
 #[test]
 fn a_malformed_size_file_names_its_line() {
-    let dir = std::env::temp_dir().join(format!("pl2-cdf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     std::fs::write(dir.join("bad.txt"), "100\n10 0.5\nxx 0.9\n").unwrap();
     let text = "[[workload]]\nkind = \"poisson\"\nload = 0.5\nsizes = \"bad.txt\"\n";
-    let e = Scenario::parse(text, &dir).err().unwrap().to_string();
+    let e = Scenario::parse(text, dir).err().unwrap().to_string();
     assert!(e.contains("workload[0].sizes") && e.contains("line 3"), "{e}");
 }
 
 #[test]
 fn the_identity_covers_the_contents_of_input_files() {
-    let dir = std::env::temp_dir().join(format!("pl2-ident-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
     let text = "[[workload]]\nkind = \"poisson\"\nload = 0.5\nsizes = \"mine.txt\"\n";
     std::fs::write(dir.join("mine.txt"), "1000\n1000 1.0\n").unwrap();
-    let a = Scenario::parse(text, &dir).unwrap().identity(&dir);
+    let a = Scenario::parse(text, dir).unwrap().identity(dir);
     std::fs::write(dir.join("mine.txt"), "2000\n2000 1.0\n").unwrap();
-    let sc = Scenario::parse(text, &dir).unwrap();
-    assert_ne!(a, sc.identity(&dir), "editing the size file must change the run's identity");
+    let sc = Scenario::parse(text, dir).unwrap();
+    assert_ne!(a, sc.identity(dir), "editing the size file must change the run's identity");
     assert_eq!(sc.input_files(), vec!["mine.txt".to_string()]);
 }
 
@@ -179,9 +179,10 @@ fn random_toml_gives_errors_never_panics() {
 #[test]
 fn same_scenario_same_seed_gives_identical_files() {
     let sc = Scenario::parse(BASE, Path::new(".")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
     let dirs: Vec<_> = (0..2)
         .map(|i| {
-            let d = std::env::temp_dir().join(format!("pl2-det-{}-{i}", std::process::id()));
+            let d = tmp.path().join(i.to_string());
             let mut sink = ParquetSink::new(&d).unwrap();
             let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
             sink.finish(&out).unwrap();
@@ -208,7 +209,8 @@ fn same_scenario_same_seed_gives_identical_files() {
 #[test]
 fn files_written_during_the_run_equal_the_in_memory_tables_written_after() {
     let sc = Scenario::parse(BASE, Path::new(".")).unwrap();
-    let d = std::env::temp_dir().join(format!("pl2-sinks-{}", std::process::id()));
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path().to_path_buf();
     let mut sink = ParquetSink::new(&d).unwrap();
     let out = run_scenario(&sc, Path::new("."), &mut sink, &mut |_| true).unwrap();
     sink.finish(&out).unwrap();
@@ -224,7 +226,6 @@ fn files_written_during_the_run_equal_the_in_memory_tables_written_after() {
         let same = std::fs::read(d.join(&f)).unwrap() == std::fs::read(expected.join(&f)).unwrap();
         assert!(same, "{f}: the file written during the run differs from the in-memory table's");
     }
-    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]
