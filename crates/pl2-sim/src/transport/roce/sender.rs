@@ -32,8 +32,7 @@ use crate::units::{BitsPerSec, Bytes, SimTime};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-/// A flow's retransmission timeout has the flow's index as its timer id.
-
+/// One flow being sent. Its retransmission timeout has the flow's index as its timer id.
 struct Flow {
     info: MsgInfo,
     msg: MsgRef,

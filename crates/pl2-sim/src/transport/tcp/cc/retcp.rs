@@ -18,6 +18,18 @@ use super::reno_linux::LinuxReno;
 use super::{segs, AckInfo, CongestionControl, Window};
 use crate::units::SimTime;
 
+/// Calls the same method on whichever base algorithm `$base` holds.
+macro_rules! base {
+    ($base:expr, $b:ident => $e:expr) => {
+        match $base {
+            Base::Reno($b) => $e,
+            Base::RenoLinux($b) => $e,
+            Base::Cubic($b) => $e,
+            Base::CubicLinux($b) => $e,
+        }
+    };
+}
+
 /// The base algorithm reTCP grows the window with.
 #[derive(Clone, Debug)]
 pub enum Base {
@@ -50,12 +62,7 @@ impl Retcp {
 impl CongestionControl for Retcp {
     fn on_ack(&mut self, w: &mut Window, a: &AckInfo) {
         self.have_circuit = a.ece;
-        match &mut self.base {
-            Base::Reno(r) => r.on_ack(w, a),
-            Base::RenoLinux(r) => r.on_ack(w, a),
-            Base::Cubic(c) => c.on_ack(w, a),
-            Base::CubicLinux(c) => c.on_ack(w, a),
-        }
+        base!(&mut self.base, b => b.on_ack(w, a));
         if a.in_recovery {
             return;
         }
@@ -77,28 +84,13 @@ impl CongestionControl for Retcp {
     }
 
     fn on_congestion_point(&mut self, snd_una: u64, snd_nxt: u64) {
-        match &mut self.base {
-            Base::Reno(r) => r.on_congestion_point(snd_una, snd_nxt),
-            Base::RenoLinux(r) => r.on_congestion_point(snd_una, snd_nxt),
-            Base::Cubic(c) => c.on_congestion_point(snd_una, snd_nxt),
-            Base::CubicLinux(c) => c.on_congestion_point(snd_una, snd_nxt),
-        }
+        base!(&mut self.base, b => b.on_congestion_point(snd_una, snd_nxt))
     }
 
     fn on_loss(&mut self, w: &mut Window, now: SimTime, flight: u64) {
-        match &mut self.base {
-            Base::Reno(r) => r.on_loss(w, now, flight),
-            Base::RenoLinux(r) => r.on_loss(w, now, flight),
-            Base::Cubic(c) => c.on_loss(w, now, flight),
-            Base::CubicLinux(c) => c.on_loss(w, now, flight),
-        }
+        base!(&mut self.base, b => b.on_loss(w, now, flight))
     }
     fn on_rto(&mut self, w: &mut Window, now: SimTime, flight: u64) {
-        match &mut self.base {
-            Base::Reno(r) => r.on_rto(w, now, flight),
-            Base::RenoLinux(r) => r.on_rto(w, now, flight),
-            Base::Cubic(c) => c.on_rto(w, now, flight),
-            Base::CubicLinux(c) => c.on_rto(w, now, flight),
-        }
+        base!(&mut self.base, b => b.on_rto(w, now, flight))
     }
 }
