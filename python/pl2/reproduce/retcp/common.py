@@ -125,6 +125,14 @@ TDF = 20
 LINUX_MIN_RTO_MS = 200
 LINUX_ATO_MS = 40
 LINUX_MIN_PTO_MS = 10
+#: The circuit-state signal's lead in etalon's runs that set none, as its static-buffer runs
+#: (`experiments/buffers/nsdi2020.py`, experiment (3), as run for the slides) do not:
+#: `setConfig` defaults `in_advance` to 12000 µs of dilated time (etalon
+#: `experiments/click_common.py:262-266`), 600 µs emulated, and RunSchedule keeps a pair in
+#: its ECE map while its circuit is up or due within `in_advance` whether or not it resizes
+#: VOQs (click-etalon `elements/standard/run_schedule.cc:439-481`; ECE marking is on for
+#: every reTCP run, `click_common.py:301-302`). The resizing runs set it to τ.
+ETALON_DEFAULT_LEAD_US = 12_000 // TDF
 #: The hosts' kernel timer frequency: Ubuntu's generic kernels (etalon's 4.15.0-50-generic,
 #: `bin/kernel_install.sh:38`) are built with CONFIG_HZ = 250 (Ubuntu's 2024 proposal to
 #: move them to 1000 names 250 as the generic kernel's: discourse.ubuntu.com/t/42255). A
