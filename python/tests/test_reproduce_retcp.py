@@ -54,6 +54,18 @@ def test_etalon_fake_strobe_by_hand() -> None:
         common.scenario_dict("w", cc="cubic", quick=True, settings=("hystart",))
 
 
+def test_static_buffer_retcp_runs_lead_by_etalons_default() -> None:
+    """etalon's static-buffer runs set no `in_advance`, so its runner marked ECE with the
+    default 12000 µs of dilated time: 600 µs at TDF 20. The variants' reTCP and the static
+    reTCP sweep run with that lead; the resizing runs lead by τ."""
+    from pl2.reproduce.retcp import static, variants
+
+    assert common.ETALON_DEFAULT_LEAD_US * common.TDF == 12_000
+    v = common.scenario_dict("l", quick=True, racks=25, capacity=16, **variants.VARIANTS["retcp"])
+    assert v["network"]["circuit"]["signal_lead"] == "600us"
+    assert set(static.ETALON_RETCP) == {str(c) for c in static.CAPS}
+
+
 def test_etalon_night_and_linux_host_settings() -> None:
     """The family's etalon settings beyond the network's: etalon's schedule runner closes
     the next pair's packet path at night (`night_packet_path = "closed"`); Linux's timers
