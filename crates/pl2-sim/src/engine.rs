@@ -3,10 +3,11 @@
 //!
 //! Components keep their own FIFOs (a link's packets in flight, a host's delay line) and
 //! put only their head in this queue, so it holds O(ports + hosts + timers) entries, not
-//! O(packets). Entries are single 16-byte integers in a monotone radix heap
-//! ([`crate::radix_heap`]): the simulation never schedules into the past.
+//! O(packets). Entries are single 16-byte integers in a timing wheel of the next few
+//! microseconds backed by a monotone radix heap for later ones ([`crate::timing_wheel`],
+//! [`crate::radix_heap`]): the simulation never schedules into the past.
 
-use crate::radix_heap::RadixHeap;
+use crate::timing_wheel::TimingWheel;
 use crate::units::SimTime;
 
 /// What happens when an event fires. Indices refer to the simulation's tables (at most
@@ -95,7 +96,7 @@ impl Ev {
 /// branch-free integer comparison orders by time and then by insertion.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: RadixHeap,
+    heap: TimingWheel,
     seq: u32,
     popped: u64,
     /// The entry popped last, for [`EventQueue::unpop`].

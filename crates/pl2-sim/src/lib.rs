@@ -15,6 +15,7 @@ pub mod packet;
 pub mod prefetch;
 pub mod programs;
 pub mod radix_heap;
+pub mod timing_wheel;
 pub mod rng;
 pub mod sim;
 pub mod slab;
