@@ -5,7 +5,8 @@
 //! popped; within a time, in increasing order). Most events of a packet network fall
 //! within a few microseconds of now (a serialisation, a link's delay), so the wheel
 //! keeps those in [`SLOTS`] slots of 2^[`SHIFT`] ps each: a push is a shift, a compare,
-//! a `Vec` push and two bit sets. The slot being served is sorted once, when the wheel
+//! a node from one pool linked at its slot's tail, and two bit sets (the pool, not the
+//! slots, holds the keys, so memory follows the most keys held at once). The slot being served is sorted once, when the wheel
 //! reaches it, into `front`; a key pushed into that slot later is inserted in order
 //! (it is usually the last). A key beyond the wheel's horizon waits in the radix heap and
 //! moves into the wheel when the wheel comes within reach of it; every key in the heap
@@ -21,6 +22,16 @@ pub const SHIFT: u32 = 10;
 pub const SLOTS: u64 = 4096;
 const MASK: u64 = SLOTS - 1;
 
+const NONE: u32 = u32::MAX;
+
+/// A key in a slot's list: its halves (8-byte aligned, so 24 bytes) and the next node.
+#[derive(Copy, Clone)]
+struct Node {
+    hi: u64,
+    lo: u64,
+    next: u32,
+}
+
 #[inline(always)]
 fn slot_of(key: u128) -> u64 {
     ((key >> 64) as u64) >> SHIFT
@@ -33,8 +44,16 @@ pub struct TimingWheel {
     /// The slot being served: every key held in the wheel is in slots
     /// `base .. base + SLOTS`, every key in `overflow` beyond them.
     base: u64,
-    /// Unsorted keys of each later slot within the horizon, at `slot & MASK`.
-    slots: Box<[Vec<u128>]>,
+    /// The keys of each later slot within the horizon, unsorted: a list through `nodes`
+    /// from `heads[slot & MASK]` to `tails[slot & MASK]` (`NONE`: empty). One pool for
+    /// every slot keeps the wheel's memory at its most keys held at once.
+    heads: Box<[u32]>,
+    tails: Box<[u32]>,
+    nodes: Vec<Node>,
+    /// The first unused node (`NONE`: none; `nodes` grows).
+    free: u32,
+    /// A slot's keys while it is sorted.
+    scratch: Vec<u128>,
     /// Bit `i % 64` of word `i / 64`: slot `i` (wheel position) holds keys.
     words: [u64; 64],
     /// Bit `w`: word `w` is not zero.
@@ -54,7 +73,11 @@ impl Default for TimingWheel {
         TimingWheel {
             front: VecDeque::new(),
             base: 0,
-            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            heads: vec![NONE; SLOTS as usize].into_boxed_slice(),
+            tails: vec![NONE; SLOTS as usize].into_boxed_slice(),
+            nodes: Vec::new(),
+            free: NONE,
+            scratch: Vec::new(),
             words: [0; 64],
             summary: 0,
             overflow: RadixHeap::default(),
@@ -76,10 +99,7 @@ impl TimingWheel {
         if s == self.base {
             self.insert_front(key);
         } else if s - self.base < SLOTS {
-            let i = (s & MASK) as usize;
-            self.slots[i].push(key);
-            self.words[i >> 6] |= 1 << (i & 63);
-            self.summary |= 1 << (i >> 6);
+            self.link((s & MASK) as usize, key);
         } else {
             self.overflow.push(key);
             if key < self.overflow_min {
@@ -87,6 +107,30 @@ impl TimingWheel {
                 self.overflow_slot = s;
             }
         }
+    }
+
+    /// Appends `key` to the list of wheel position `i` and marks it occupied.
+    #[inline(always)]
+    fn link(&mut self, i: usize, key: u128) {
+        let node = Node { hi: (key >> 64) as u64, lo: key as u64, next: NONE };
+        let n = if self.free == NONE {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        } else {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = node;
+            n
+        };
+        let tail = self.tails[i];
+        if tail == NONE {
+            self.heads[i] = n;
+            self.words[i >> 6] |= 1 << (i & 63);
+            self.summary |= 1 << (i >> 6);
+        } else {
+            self.nodes[tail as usize].next = n;
+        }
+        self.tails[i] = n;
     }
 
     /// A key of the slot being served, in order (scanning from the back: it is usually
@@ -135,17 +179,30 @@ impl TimingWheel {
         if self.words[i >> 6] == 0 {
             self.summary &= !(1 << (i >> 6));
         }
-        let keys = &mut self.slots[i];
-        if keys.len() == 1 {
+        let (mut n, last) = (self.heads[i], self.tails[i]);
+        self.heads[i] = NONE;
+        self.tails[i] = NONE;
+        if n == last {
             // Most slots hold one key (a slot is about a nanosecond).
-            let k = keys[0];
-            keys.clear();
+            let node = &mut self.nodes[n as usize];
+            let k = (node.hi as u128) << 64 | node.lo as u128;
+            node.next = self.free;
+            self.free = n;
             return k;
         }
-        keys.sort_unstable();
-        let k = keys[0];
-        self.front.extend(&keys[1..]);
-        keys.clear();
+        // The list goes back to the free list whole: its last node points at the old head.
+        let first = n;
+        while n != NONE {
+            let node = self.nodes[n as usize];
+            self.scratch.push((node.hi as u128) << 64 | node.lo as u128);
+            n = node.next;
+        }
+        self.nodes[last as usize].next = self.free;
+        self.free = first;
+        self.scratch.sort_unstable();
+        let k = self.scratch[0];
+        self.front.extend(&self.scratch[1..]);
+        self.scratch.clear();
         k
     }
 
@@ -157,11 +214,7 @@ impl TimingWheel {
             debug_assert_eq!(k, self.overflow_min);
             self.overflow_min = self.overflow.peek().unwrap_or(u128::MAX);
             self.overflow_slot = if self.overflow_min == u128::MAX { u64::MAX } else { slot_of(self.overflow_min) };
-            let s = slot_of(k);
-            let i = (s & MASK) as usize;
-            self.slots[i].push(k);
-            self.words[i >> 6] |= 1 << (i & 63);
-            self.summary |= 1 << (i >> 6);
+            self.link((slot_of(k) & MASK) as usize, k);
         }
     }
 
@@ -194,7 +247,15 @@ impl TimingWheel {
             return Some(k);
         }
         match self.next_occupied() {
-            Some(s) => self.slots[(s & MASK) as usize].iter().min().copied(),
+            Some(s) => {
+                let (mut n, mut min) = (self.heads[(s & MASK) as usize], u128::MAX);
+                while n != NONE {
+                    let node = &self.nodes[n as usize];
+                    min = min.min((node.hi as u128) << 64 | node.lo as u128);
+                    n = node.next;
+                }
+                Some(min)
+            }
             None => (self.overflow_min != u128::MAX).then_some(self.overflow_min),
         }
     }
@@ -211,9 +272,18 @@ impl TimingWheel {
     /// any key may be pushed next).
     pub fn drain(&mut self) -> Vec<u128> {
         let mut all: Vec<u128> = self.front.drain(..).collect();
-        for s in self.slots.iter_mut() {
-            all.append(s);
+        for i in 0..SLOTS as usize {
+            let mut n = self.heads[i];
+            while n != NONE {
+                let node = self.nodes[n as usize];
+                all.push((node.hi as u128) << 64 | node.lo as u128);
+                n = node.next;
+            }
         }
+        self.heads.fill(NONE);
+        self.tails.fill(NONE);
+        self.nodes.clear();
+        self.free = NONE;
         all.append(&mut self.overflow.drain());
         self.overflow_min = u128::MAX;
         self.overflow_slot = u64::MAX;
