@@ -6,9 +6,9 @@
 //! within a few microseconds of now (a serialisation, a link's delay), so the wheel
 //! keeps those in [`SLOTS`] slots of 2^[`SHIFT`] ps each: a push is a shift, a compare,
 //! a node from one pool linked at its slot's tail, and two bit sets (the pool, not the
-//! slots, holds the keys, so memory follows the most keys held at once). The slot being served is sorted once, when the wheel
-//! reaches it, into `front`; a key pushed into that slot later is inserted in order
-//! (it is usually the last). A key beyond the wheel's horizon waits in the radix heap and
+//! slots, holds the keys, so memory follows the most keys held at once). The slot being
+//! served is sorted once, when the wheel reaches it, into `front`; a key pushed into that
+//! slot later is inserted in order (it is usually the last). A key beyond the wheel's horizon waits in the radix heap and
 //! moves into the wheel when the wheel comes within reach of it; every key in the heap
 //! is later than every key in the wheel, so the heap's own monotone contract holds.
 //! The next occupied slot is found with two trailing-zero counts on a two-level bit map.
@@ -96,10 +96,20 @@ impl TimingWheel {
         self.len += 1;
         let s = slot_of(key);
         debug_assert!(s >= self.base, "timing wheel: key pushed before the slot being served");
+        // One compare for the common case, a later slot within the horizon (1 ..= SLOTS - 1
+        // ahead); the slot being served and keys beyond the horizon take a call.
+        if (s - self.base).wrapping_sub(1) < SLOTS - 1 {
+            self.link((s & MASK) as usize, key);
+        } else {
+            self.push_here_or_beyond(s, key);
+        }
+    }
+
+    /// [`TimingWheel::push`] of a key into the slot being served or beyond the horizon.
+    #[inline(never)]
+    fn push_here_or_beyond(&mut self, s: u64, key: u128) {
         if s == self.base {
             self.insert_front(key);
-        } else if s - self.base < SLOTS {
-            self.link((s & MASK) as usize, key);
         } else {
             self.overflow.push(key);
             if key < self.overflow_min {
@@ -114,8 +124,7 @@ impl TimingWheel {
     fn link(&mut self, i: usize, key: u128) {
         let node = Node { hi: (key >> 64) as u64, lo: key as u64, next: NONE };
         let n = if self.free == NONE {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
+            self.new_node(node)
         } else {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
@@ -131,6 +140,13 @@ impl TimingWheel {
             self.nodes[tail as usize].next = n;
         }
         self.tails[i] = n;
+    }
+
+    /// A node from a grown pool (the free list is empty).
+    #[inline(never)]
+    fn new_node(&mut self, node: Node) -> u32 {
+        self.nodes.push(node);
+        (self.nodes.len() - 1) as u32
     }
 
     /// A key of the slot being served, in order (scanning from the back: it is usually
