@@ -15,6 +15,8 @@ pub mod packet;
 pub mod prefetch;
 pub mod programs;
 pub mod radix_heap;
+#[cfg(test)]
+mod queue_check;
 pub mod timing_wheel;
 pub mod rng;
 pub mod sim;

@@ -161,57 +161,17 @@ impl RadixHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
 
-    /// Against the standard library's heap, with the event queue's access pattern: keys
-    /// pushed at or after the last popped time (same-time keys, near and far futures),
-    /// ordered within a time by a sequence number in the low bits, and the last popped
-    /// key put back.
+    /// Against the standard library's heap, with the event queue's access pattern
+    /// (`queue_check`): same-time keys, near and far futures.
     #[test]
     fn pops_in_order_against_a_binary_heap() {
-        let mut rng = crate::rng::SimRng::stream(11, "radix");
-        let mut q = RadixHeap::default();
-        let mut b = BinaryHeap::new();
-        let mut now: u128 = 0;
-        let mut last_popped: Option<u128> = None;
-        for step in 1..300_000u128 {
-            match rng.below(10) {
-                0..=5 => {
-                    let ahead = match rng.below(4) {
-                        0 => 0,
-                        1 => rng.below(1000) as u128,
-                        2 => rng.below(1 << 20) as u128,
-                        _ => rng.below(1 << 40) as u128,
-                    };
-                    let k = (now + ahead) << 64 | step;
-                    q.push(k);
-                    b.push(Reverse(k));
-                    last_popped = None;
-                }
-                6 => {
-                    if let Some(k) = last_popped.take() {
-                        q.push_front(k);
-                        b.push(Reverse(k));
-                    }
-                }
-                _ => {
-                    assert_eq!(q.peek(), b.peek().map(|x| x.0));
-                    let got = q.pop();
-                    assert_eq!(got, b.pop().map(|x| x.0));
-                    if let Some(k) = got {
-                        now = k >> 64;
-                    }
-                    last_popped = got;
-                }
-            }
-            assert_eq!(q.len(), b.len());
-        }
-        while let Some(Reverse(k)) = b.pop() {
-            assert_eq!(q.pop(), Some(k));
-        }
-        assert!(q.is_empty());
-        assert_eq!(q.pop(), None);
+        crate::queue_check::against_binary_heap(&mut RadixHeap::default(), 11, 300_000, |rng| match rng.below(4) {
+            0 => 0,
+            1 => rng.below(1000) as u128,
+            2 => rng.below(1 << 20) as u128,
+            _ => rng.below(1 << 40) as u128,
+        });
     }
 
     #[test]

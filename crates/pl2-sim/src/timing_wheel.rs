@@ -314,60 +314,20 @@ impl TimingWheel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
 
-    /// Against the standard library's heap, with the event queue's access pattern: keys
-    /// pushed at or after the last popped time (same-time keys, within a slot, within
-    /// the horizon, beyond it, far beyond it), ordered within a time by a sequence number
-    /// in the low bits, and the last popped key put back.
+    /// Against the standard library's heap, with the event queue's access pattern
+    /// (`queue_check`): same-time keys, within a slot, within the horizon, beyond it, far
+    /// beyond it.
     #[test]
     fn pops_in_order_against_a_binary_heap() {
-        let mut rng = crate::rng::SimRng::stream(12, "wheel");
-        let mut q = TimingWheel::default();
-        let mut b = BinaryHeap::new();
-        let mut now: u128 = 0;
-        let mut last_popped: Option<u128> = None;
-        for step in 1..400_000u128 {
-            match rng.below(10) {
-                0..=5 => {
-                    let ahead = match rng.below(6) {
-                        0 => 0,
-                        1 => rng.below(1 << SHIFT) as u128,
-                        2 => rng.below(1 << 16) as u128,
-                        3 => rng.below(SLOTS << SHIFT) as u128,
-                        4 => rng.below(4 * SLOTS << SHIFT) as u128,
-                        _ => rng.below(1 << 40) as u128,
-                    };
-                    let k = (now + ahead) << 64 | step;
-                    q.push(k);
-                    b.push(Reverse(k));
-                    last_popped = None;
-                }
-                6 => {
-                    if let Some(k) = last_popped.take() {
-                        q.push_front(k);
-                        b.push(Reverse(k));
-                    }
-                }
-                _ => {
-                    assert_eq!(q.peek(), b.peek().map(|x| x.0));
-                    let got = q.pop();
-                    assert_eq!(got, b.pop().map(|x| x.0));
-                    if let Some(k) = got {
-                        now = k >> 64;
-                    }
-                    last_popped = got;
-                }
-            }
-            assert_eq!(q.len(), b.len());
-        }
-        while let Some(Reverse(k)) = b.pop() {
-            assert_eq!(q.peek(), Some(k));
-            assert_eq!(q.pop(), Some(k));
-        }
-        assert!(q.is_empty());
-        assert_eq!(q.pop(), None);
+        crate::queue_check::against_binary_heap(&mut TimingWheel::default(), 12, 400_000, |rng| match rng.below(6) {
+            0 => 0,
+            1 => rng.below(1 << SHIFT) as u128,
+            2 => rng.below(1 << 16) as u128,
+            3 => rng.below(SLOTS << SHIFT) as u128,
+            4 => rng.below((4 * SLOTS) << SHIFT) as u128,
+            _ => rng.below(1 << 40) as u128,
+        });
     }
 
     /// A slot found across the wheel's wrap: with the slot being served near the end of
