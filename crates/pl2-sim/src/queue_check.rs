@@ -10,7 +10,9 @@ use std::collections::BinaryHeap;
 /// uses it.
 pub trait MonotoneQueue {
     fn push(&mut self, key: u128);
-    fn push_front(&mut self, key: u128);
+    /// Puts back the key just popped, where the queue offers it (the event queue's
+    /// `unpop`); `false` where it does not.
+    fn put_back(&mut self, key: u128) -> bool;
     fn pop(&mut self) -> Option<u128>;
     fn peek(&self) -> Option<u128>;
     fn len(&self) -> usize;
@@ -18,13 +20,14 @@ pub trait MonotoneQueue {
 }
 
 macro_rules! monotone_queue {
-    ($t:ty) => {
+    ($t:ty, $put_back:expr) => {
         impl MonotoneQueue for $t {
             fn push(&mut self, key: u128) {
                 <$t>::push(self, key)
             }
-            fn push_front(&mut self, key: u128) {
-                <$t>::push_front(self, key)
+            fn put_back(&mut self, key: u128) -> bool {
+                let put_back: fn(&mut $t, u128) -> bool = $put_back;
+                put_back(self, key)
             }
             fn pop(&mut self) -> Option<u128> {
                 <$t>::pop(self)
@@ -41,12 +44,17 @@ macro_rules! monotone_queue {
         }
     };
 }
-monotone_queue!(crate::radix_heap::RadixHeap);
-monotone_queue!(crate::timing_wheel::TimingWheel);
+// The radix heap holds only keys beyond the wheel's horizon: nothing is put back into it.
+monotone_queue!(crate::radix_heap::RadixHeap, |_, _| false);
+monotone_queue!(crate::timing_wheel::TimingWheel, |q, k| {
+    q.push_front(k);
+    true
+});
 
 /// `steps` random operations on `q` and on a binary heap, compared after each: pushes at
 /// `ahead(rng)` after the last popped time (ordered within a time by the step number in
-/// the low bits), the last popped key put back, peeks and pops; then both emptied.
+/// the low bits), the last popped key put back where `q` offers it, peeks and pops; then
+/// both emptied.
 pub fn against_binary_heap(q: &mut impl MonotoneQueue, seed: u64, steps: u128, mut ahead: impl FnMut(&mut SimRng) -> u128) {
     let mut rng = SimRng::stream(seed, "monotone queue");
     let mut b = BinaryHeap::new();
@@ -62,8 +70,9 @@ pub fn against_binary_heap(q: &mut impl MonotoneQueue, seed: u64, steps: u128, m
             }
             6 => {
                 if let Some(k) = last_popped.take() {
-                    q.push_front(k);
-                    b.push(Reverse(k));
+                    if q.put_back(k) {
+                        b.push(Reverse(k));
+                    }
                 }
             }
             _ => {

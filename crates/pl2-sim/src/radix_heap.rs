@@ -1,4 +1,5 @@
-//! A monotone radix heap of `u128` event keys: the event queue's priority queue.
+//! A monotone radix heap of `u128` event keys: the priority queue behind the event
+//! queue's timing wheel ([`crate::timing_wheel`]), holding the keys beyond its horizon.
 //!
 //! A key is a time (its high 64 bits) and a tie-breaker (the low 64: the event queue's
 //! insertion sequence and event code); keys are unique. A discrete-event simulation never
@@ -14,9 +15,8 @@
 //! Keys at the reference time wait in `front`, in key order: the keys a redistribution
 //! brings there are sorted (usually one or two), and a key pushed at the reference time
 //! comes after every key held, because its sequence number is the newest. That is the
-//! event queue's contract: within a time, keys are pushed in increasing order; it holds
-//! for [`RadixHeap::push`] and [`RadixHeap::push_front`] (the last key popped, put back)
-//! and debug builds assert it, as they assert that no key goes below the reference.
+//! event queue's contract: within a time, keys are pushed in increasing order, and debug
+//! builds assert it, as they assert that no key goes below the reference.
 
 use std::collections::VecDeque;
 
@@ -67,13 +67,6 @@ impl RadixHeap {
         let b = bucket_of(t, self.last);
         self.buckets[b].push(key);
         self.nonempty |= 1 << b;
-    }
-
-    /// Puts back the key just popped (it is smaller than every key held).
-    pub fn push_front(&mut self, key: u128) {
-        debug_assert!(time_of(key) == self.last && self.front.front().is_none_or(|&f| key < f));
-        self.len += 1;
-        self.front.push_front(key);
     }
 
     /// Removes and returns the smallest key.
