@@ -1,13 +1,15 @@
 //! A NIC's transmit queues: 8 strict-priority classes, each holding one FIFO per
 //! application thread, with round-robin or burst-contiguous arbitration between threads.
+//! The FIFOs are lists threaded through the frames' records ([`PktList`]), as a switch's
+//! egress queues are: a frame's `BURST_END` flag says where its hand-over unit ends.
 
 use crate::config::Arbitration;
-use crate::packet::PktId;
+use crate::packet::{flags, PacketArena, PktId, PktList};
 use std::collections::VecDeque;
 
 #[derive(Default)]
 struct Class {
-    per_thread: Vec<VecDeque<(PktId, bool)>>,
+    per_thread: Vec<PktList>,
     /// Threads with frames queued, in service order.
     active: VecDeque<u16>,
     /// Thread whose burst is being sent (burst-contiguous arbitration).
@@ -28,20 +30,21 @@ impl NicQueues {
     pub fn new(threads: u16, arbitration: Arbitration) -> NicQueues {
         let mut classes: [Class; 8] = Default::default();
         for c in &mut classes {
-            c.per_thread = (0..threads).map(|_| VecDeque::new()).collect();
+            c.per_thread = vec![PktList::default(); threads as usize];
         }
         NicQueues { classes, nonempty: 0, arbitration, frames: 0 }
     }
 
-    /// Queues a frame of `thread` at priority `prio`; `burst_end` marks the last frame
-    /// of a hand-over unit.
-    pub fn push(&mut self, pkt: PktId, prio: u8, thread: u16, burst_end: bool) {
+    /// Queues frame `pkt` of `thread` at priority `prio` (the last frame of a hand-over
+    /// unit carries `BURST_END`).
+    #[inline]
+    pub fn push(&mut self, pkt: PktId, prio: u8, thread: u16, arena: &mut PacketArena) {
         let c = &mut self.classes[prio as usize & 7];
         let q = &mut c.per_thread[thread as usize];
         if q.is_empty() && c.locked != Some(thread) {
             c.active.push_back(thread);
         }
-        q.push_back((pkt, burst_end));
+        q.push_back(pkt, arena);
         c.frames += 1;
         self.frames += 1;
         self.nonempty |= 1 << (prio & 7);
@@ -49,13 +52,13 @@ impl NicQueues {
 
     /// Takes the next frame to serialise: the highest non-empty class, then the thread
     /// the arbitration picks. Returns the frame and the thread it belongs to.
-    pub fn pop(&mut self) -> Option<(PktId, u16)> {
-        self.pop_among(0xff)
+    pub fn pop(&mut self, arena: &PacketArena) -> Option<(PktId, u16)> {
+        self.pop_among(0xff, arena)
     }
 
     /// As [`NicQueues::pop`], from the classes whose bit is set in `allowed` only (PFC:
     /// a paused class keeps its frames).
-    pub fn pop_among(&mut self, allowed: u8) -> Option<(PktId, u16)> {
+    pub fn pop_among(&mut self, allowed: u8, arena: &PacketArena) -> Option<(PktId, u16)> {
         let arb = self.arbitration;
         let ready = self.nonempty & allowed;
         if ready == 0 {
@@ -75,13 +78,13 @@ impl NicQueues {
             }
         };
         let q = &mut c.per_thread[thread as usize];
-        let (pkt, burst_end) = q.pop_front().expect("active thread has frames");
+        let pkt = q.pop_front(arena).expect("active thread has frames");
         c.frames -= 1;
         self.frames -= 1;
         if c.frames == 0 {
             self.nonempty &= !(1 << prio);
         }
-        let hold = arb == Arbitration::Burst && !burst_end;
+        let hold = arb == Arbitration::Burst && !arena.get(pkt).has(flags::BURST_END);
         if hold {
             c.locked = Some(thread);
         } else {
@@ -99,30 +102,42 @@ impl NicQueues {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::Packet;
 
-    fn drain(n: &mut NicQueues) -> Vec<u32> {
-        std::iter::from_fn(|| n.pop().map(|p| p.0 .0)).collect()
+    /// A NIC and an arena holding frames 0.. with the given `BURST_END` flags.
+    fn frames(ends: &[bool]) -> PacketArena {
+        let mut arena = PacketArena::default();
+        for &end in ends {
+            arena.alloc(Packet { flags: if end { flags::BURST_END } else { 0 }, ..Default::default() });
+        }
+        arena
+    }
+
+    fn drain(n: &mut NicQueues, arena: &PacketArena) -> Vec<u32> {
+        std::iter::from_fn(|| n.pop(arena).map(|p| p.0 .0)).collect()
     }
 
     #[test]
     fn round_robin_interleaves_threads_and_priority_wins() {
+        let mut arena = frames(&[false; 7]);
         let mut n = NicQueues::new(2, Arbitration::RoundRobin);
         for i in 0..3 {
-            n.push(PktId(i), 0, 0, false);
-            n.push(PktId(10 + i), 0, 1, false);
+            n.push(PktId(i), 0, 0, &mut arena);
+            n.push(PktId(3 + i), 0, 1, &mut arena);
         }
-        n.push(PktId(99), 7, 1, true);
-        assert_eq!(drain(&mut n), vec![99, 0, 10, 1, 11, 2, 12]);
+        n.push(PktId(6), 7, 1, &mut arena);
+        assert_eq!(drain(&mut n, &arena), vec![6, 0, 3, 1, 4, 2, 5]);
     }
 
     #[test]
     fn bursts_go_out_back_to_back() {
+        let mut arena = frames(&[false, true, false, true, true]);
         let mut n = NicQueues::new(2, Arbitration::Burst);
-        n.push(PktId(0), 0, 0, false);
-        n.push(PktId(1), 0, 0, true);
-        n.push(PktId(10), 0, 1, false);
-        n.push(PktId(11), 0, 1, true);
-        n.push(PktId(2), 0, 0, true);
-        assert_eq!(drain(&mut n), vec![0, 1, 10, 11, 2]);
+        n.push(PktId(0), 0, 0, &mut arena);
+        n.push(PktId(1), 0, 0, &mut arena);
+        n.push(PktId(2), 0, 1, &mut arena);
+        n.push(PktId(3), 0, 1, &mut arena);
+        n.push(PktId(4), 0, 0, &mut arena);
+        assert_eq!(drain(&mut n, &arena), vec![0, 1, 2, 3, 4]);
     }
 }

@@ -256,6 +256,10 @@ impl Simulation {
                 layers.push(cfg.layer(&site)?.map(|l| l.host(&site)).transpose()?);
             }
         }
+        if layers.iter().all(Option::is_none) {
+            // No transport runs over a layer: the per-call look-ups stop at the empty list.
+            layers = Vec::new();
+        }
 
         for (i, p) in persistent.iter().enumerate() {
             let f = format!("persistent[{i}]");
@@ -293,6 +297,8 @@ impl Simulation {
         let probe_interval = metrics.probe_interval.0;
         let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
         let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
+        let send_path_free = [&hc.send_latency, &hc.send_cpu_per_message, &hc.send_cpu_per_packet, &hc.send_cpu_per_burst, &hc.cpu_per_control].iter().all(|d| d.is_zero())
+            && hc.offload.is_none();
         let mut sim = Simulation {
             now: SimTime::ZERO,
             events: EventQueue::default(),
@@ -331,6 +337,7 @@ impl Simulation {
             link_fec,
             tracer: None,
             drop_rules: false,
+            send_path_free,
             breakdown: None,
             critical: None,
             timers: Vec::new(),

@@ -219,7 +219,7 @@ impl Simulation {
         let host = &mut self.hosts[h as usize];
         host.up = false;
         let mut doomed: Vec<PktId> = host.txline.drain(..).map(|x| x.1).collect();
-        while let Some((p, _)) = host.nic.pop() {
+        while let Some((p, _)) = host.nic.pop(&self.arena) {
             doomed.push(p);
         }
         let port = host.port;

@@ -153,6 +153,9 @@ impl Simulation {
     /// offload's instead (consecutive frames of one flow and kind, up to its `max_bytes`
     /// of payload), each leaving once the shaper has timed its whole length.
     fn hand_over(&mut self, h: u32, tp: u8, acts: &Actions) {
+        if self.send_path_free {
+            return self.hand_over_free(h, tp, acts);
+        }
         let now = self.now;
         let framing = self.net.framing;
         let hc = &self.net.host;
@@ -228,6 +231,39 @@ impl Simulation {
         }
     }
 
+    /// [`Simulation::hand_over`] when the send path costs nothing: every unit's exit time
+    /// is now, so the delay line would stay empty and pass each frame on at once; the
+    /// frames go into the NIC queues here instead, in the same order, and the port is
+    /// kicked once, as `on_host_tx` does.
+    fn hand_over_free(&mut self, h: u32, tp: u8, acts: &Actions) {
+        if !self.hosts[h as usize].up {
+            return;
+        }
+        debug_assert!(self.hosts[h as usize].txline.is_empty(), "a free send path never holds frames");
+        let now = self.now;
+        let framing = self.net.framing;
+        let port = self.hosts[h as usize].port;
+        for s in &acts.sends {
+            let mut p = s.to_packet(h, now, framing);
+            p.set_transport(tp);
+            p.enqueued = now;
+            let (prio, thread, wire) = (p.prio(), p.thread, p.wire as u64);
+            let id = self.arena.alloc(p);
+            self.counters.packets_created += 1;
+            if let Some(bd) = self.breakdown.as_mut() {
+                let i = id.0 as usize;
+                if i >= bd.len() {
+                    bd.resize(i + 1, Default::default());
+                }
+                bd[i] = Default::default();
+                bd[i].nic_enq = now.0;
+            }
+            self.hosts[h as usize].nic.push(id, prio, thread, &mut self.arena);
+            self.port_queue_add(port, wire);
+        }
+        self.kick_port(port);
+    }
+
     /// The head of host `h`'s send path reached the NIC queues.
     pub(crate) fn on_host_tx(&mut self, h: u32) {
         let now = self.now;
@@ -240,8 +276,8 @@ impl Simulation {
             self.hosts[h as usize].txline.pop_front();
             let p = self.arena.get_mut(pkt);
             p.enqueued = now;
-            let (prio, thread, end, wire) = (p.prio(), p.thread, p.has(flags::BURST_END), p.wire as u64);
-            self.hosts[h as usize].nic.push(pkt, prio, thread, end);
+            let (prio, thread, wire) = (p.prio(), p.thread, p.wire as u64);
+            self.hosts[h as usize].nic.push(pkt, prio, thread, &mut self.arena);
             if let Some(t) = self.times(pkt) {
                 t.nic_enq = now.0;
             }

@@ -58,6 +58,9 @@ impl Simulation {
     /// Transport `tp` of host `h` (or its layer) acted: the layer sees the actions first.
     #[inline]
     pub(crate) fn layer_on_actions(&mut self, h: u32, tp: u8, acts: &mut Actions) {
+        if self.layers.is_empty() {
+            return;
+        }
         let i = self.layer_index(tp, h);
         if let Some(Some(l)) = self.layers.get_mut(i) {
             l.on_actions(self.now, &mut self.transports[i], acts);

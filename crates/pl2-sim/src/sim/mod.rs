@@ -78,7 +78,8 @@ pub struct Simulation {
     /// Every host's instance of every transport: transport `t` of host `h` is at
     /// `t * hosts + h`.
     pub(crate) transports: Vec<HostTransport>,
-    /// The host layer under each transport instance, if it runs over one (same index).
+    /// The host layer under each transport instance, if it runs over one (same index);
+    /// empty when none does.
     pub(crate) layers: Vec<Option<crate::layer::HostLayers>>,
     /// The run's transports: index 0 is the default.
     pub(crate) transport_cfgs: Vec<TransportConfig>,
@@ -118,6 +119,10 @@ pub struct Simulation {
     /// Whether any `DropNth` rule exists: frames are matched against the rules only then
     /// (other faults must not cost a scan per frame).
     pub(crate) drop_rules: bool,
+    /// The send path costs nothing (the send latency and every send-side CPU cost are
+    /// zero, no offload): frames go from their transport straight into the NIC queues,
+    /// as the delay line would pass them on at once (`host.rs`).
+    pub(crate) send_path_free: bool,
     /// Per-frame times for the latency breakdown (`metrics.breakdown`).
     pub(crate) breakdown: Option<Vec<breakdown::PktTimes>>,
     pub(crate) critical: Option<breakdown::Critical>,

@@ -67,7 +67,7 @@ impl Simulation {
     pub fn run(&mut self, stop: StopAt, clock: &mut ProgressClock, progress: &mut dyn FnMut(&Progress) -> bool) -> StopReason {
         let start_events = self.events.executed();
         loop {
-            if stop.all_delivered && self.sources_active == 0 && self.live_msgs == 0 && self.persistent.is_empty() && self.apps.active == 0 {
+            if stop.all_delivered && self.live_msgs == 0 && self.sources_active == 0 && self.persistent.is_empty() && self.apps.active == 0 {
                 return StopReason::AllDelivered;
             }
             // Pop first and put the event back if the run stops before it: the radix heap

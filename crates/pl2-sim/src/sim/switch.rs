@@ -93,10 +93,10 @@ impl Simulation {
                     }
                 }
                 let popped = match &self.pfc {
-                    None => self.hosts[h as usize].nic.pop(),
+                    None => self.hosts[h as usize].nic.pop(&self.arena),
                     Some(pfc) => {
                         let allowed = pfc.allowed(port, self.now);
-                        self.hosts[h as usize].nic.pop_among(allowed)
+                        self.hosts[h as usize].nic.pop_among(allowed, &self.arena)
                     }
                 };
                 let Some((pkt, thread)) = popped else { return };

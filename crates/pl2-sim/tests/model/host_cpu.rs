@@ -80,3 +80,31 @@ fn a_pl2_thread_pays_for_its_rsv_and_its_grt() {
     let x = 3_000_000;
     assert_eq!(pl2_once(x) - pl2_once(0), 2 * x);
 }
+
+/// The records of a loaded 8-host rack (TCP and PL2 each carrying a Poisson workload)
+/// with the given send latency.
+fn loaded_rack(transport: TransportConfig, send_latency: DelayDist) -> (Vec<pl2_sim::metrics::MessageRecord>, Vec<pl2_sim::metrics::PortWindow>) {
+    let mut net = NetworkConfig::default();
+    net.topology = TopologyConfig::SingleRack { hosts: 8, breakout: 1 };
+    net.host.send_latency = send_latency;
+    let mut sp = spec(net, poisson_all_to_all(8, 0.6, "w3", 200_000_000, 7));
+    sp.transport = transport;
+    let mut sim = run(sp, SimTime(400_000_000));
+    sim.finish();
+    let recs = sim.drain_records();
+    assert!(recs.messages.iter().filter(|m| m.finish.is_some()).count() > 20, "the workload loads the rack");
+    (recs.messages, recs.ports)
+}
+
+#[test]
+fn a_free_send_path_is_the_delay_line_at_zero_cost() {
+    // With every send cost zero frames skip the send path's delay line and go straight
+    // into the NIC queues. A uniform draw between 0 and 0 keeps them on the delay line
+    // with the same (zero) delays: every message and port window must be the same.
+    let zero_drawn = DelayDist::Uniform { min: Duration(0), max: Duration(0) };
+    for transport in [TransportConfig::Tcp(Default::default()), TransportConfig::Pl2(Pl2Config::default())] {
+        let free = loaded_rack(transport.clone(), DelayDist::default());
+        let line = loaded_rack(transport, zero_drawn.clone());
+        assert_eq!(free, line);
+    }
+}
