@@ -5,7 +5,7 @@
 //! popped; within a time, in increasing order). Most events of a packet network fall
 //! within a few microseconds of now (a serialisation, a link's delay), so the wheel
 //! keeps those in [`SLOTS`] slots of 2^[`SHIFT`] ps each: a push is a shift, a compare,
-//! a node from one pool linked at its slot's tail, and two bit sets (the pool, not the
+//! a node from one pool linked at its slot's head, and two bit sets (the pool, not the
 //! slots, holds the keys, so memory follows the most keys held at once). The slot being
 //! served is sorted once, when the wheel reaches it, into `front`; a key pushed into that
 //! slot later is inserted in order (it is usually the last). A key beyond the wheel's horizon waits in the radix heap and
@@ -14,7 +14,6 @@
 //! The next occupied slot is found with two trailing-zero counts on a two-level bit map.
 
 use crate::radix_heap::RadixHeap;
-use std::collections::VecDeque;
 
 /// log2 of a slot's width in picoseconds (1.024 ns).
 pub const SHIFT: u32 = 10;
@@ -39,16 +38,18 @@ fn slot_of(key: u128) -> u64 {
 
 /// Min-priority queue of unique `u128` keys, pushed in monotone order.
 pub struct TimingWheel {
-    /// The keys of slot `base`, sorted: popped from the front.
-    front: VecDeque<u128>,
+    /// The keys of slot `base`, sorted: `front[front_at..]` are held, popped by moving
+    /// `front_at` on (a vector and a cursor: cheaper than a ring buffer's wrapping).
+    front: Vec<u128>,
+    front_at: usize,
     /// The slot being served: every key held in the wheel is in slots
     /// `base .. base + SLOTS`, every key in `overflow` beyond them.
     base: u64,
-    /// The keys of each later slot within the horizon, unsorted: a list through `nodes`
-    /// from `heads[slot & MASK]` to `tails[slot & MASK]` (`NONE`: empty). One pool for
-    /// every slot keeps the wheel's memory at its most keys held at once.
+    /// The keys of each later slot within the horizon, unsorted (the slot is sorted when
+    /// it is served): a list through `nodes` from `heads[slot & MASK]` (`NONE`: empty),
+    /// newest first. One pool for every slot keeps the wheel's memory at its most keys
+    /// held at once.
     heads: Box<[u32]>,
-    tails: Box<[u32]>,
     nodes: Vec<Node>,
     /// The first unused node (`NONE`: none; `nodes` grows).
     free: u32,
@@ -71,10 +72,10 @@ pub struct TimingWheel {
 impl Default for TimingWheel {
     fn default() -> Self {
         TimingWheel {
-            front: VecDeque::new(),
+            front: Vec::new(),
+            front_at: 0,
             base: 0,
             heads: vec![NONE; SLOTS as usize].into_boxed_slice(),
-            tails: vec![NONE; SLOTS as usize].into_boxed_slice(),
             nodes: Vec::new(),
             free: NONE,
             scratch: Vec::new(),
@@ -119,10 +120,11 @@ impl TimingWheel {
         }
     }
 
-    /// Appends `key` to the list of wheel position `i` and marks it occupied.
+    /// Puts `key` at the head of the list of wheel position `i` and marks it occupied.
     #[inline(always)]
     fn link(&mut self, i: usize, key: u128) {
-        let node = Node { hi: (key >> 64) as u64, lo: key as u64, next: NONE };
+        let head = self.heads[i];
+        let node = Node { hi: (key >> 64) as u64, lo: key as u64, next: head };
         let n = if self.free == NONE {
             self.new_node(node)
         } else {
@@ -131,15 +133,11 @@ impl TimingWheel {
             self.nodes[n as usize] = node;
             n
         };
-        let tail = self.tails[i];
-        if tail == NONE {
-            self.heads[i] = n;
+        if head == NONE {
             self.words[i >> 6] |= 1 << (i & 63);
             self.summary |= 1 << (i >> 6);
-        } else {
-            self.nodes[tail as usize].next = n;
         }
-        self.tails[i] = n;
+        self.heads[i] = n;
     }
 
     /// A node from a grown pool (the free list is empty).
@@ -154,7 +152,7 @@ impl TimingWheel {
     #[inline]
     fn insert_front(&mut self, key: u128) {
         let mut at = self.front.len();
-        while at > 0 && self.front[at - 1] > key {
+        while at > self.front_at && self.front[at - 1] > key {
             at -= 1;
         }
         self.front.insert(at, key);
@@ -162,15 +160,21 @@ impl TimingWheel {
 
     /// Puts back the key just popped (it is smaller than every key held).
     pub fn push_front(&mut self, key: u128) {
-        debug_assert!(slot_of(key) == self.base && self.front.front().is_none_or(|&f| key < f));
+        debug_assert!(slot_of(key) == self.base && self.front.get(self.front_at).is_none_or(|&f| key < f));
         self.len += 1;
-        self.front.push_front(key);
+        if self.front_at > 0 {
+            self.front_at -= 1;
+            self.front[self.front_at] = key;
+        } else {
+            self.front.insert(0, key);
+        }
     }
 
     /// Removes and returns the smallest key.
     #[inline]
     pub fn pop(&mut self) -> Option<u128> {
-        if let Some(k) = self.front.pop_front() {
+        if let Some(&k) = self.front.get(self.front_at) {
+            self.front_at += 1;
             self.len -= 1;
             return Some(k);
         }
@@ -185,6 +189,9 @@ impl TimingWheel {
     /// keys (pulling keys from the overflow heap as the horizon passes them) and returns
     /// that slot's smallest key, its others sorted into `front`.
     fn advance(&mut self) -> u128 {
+        // `front` is spent: reuse it from the start.
+        self.front.clear();
+        self.front_at = 0;
         // The wheel is empty: jump to the overflow's first slot.
         self.base = self.next_occupied().unwrap_or(self.overflow_slot);
         if self.overflow_slot < self.base + SLOTS {
@@ -195,31 +202,35 @@ impl TimingWheel {
         if self.words[i >> 6] == 0 {
             self.summary &= !(1 << (i >> 6));
         }
-        let (mut n, last) = (self.heads[i], self.tails[i]);
+        let first = self.heads[i];
         self.heads[i] = NONE;
-        self.tails[i] = NONE;
-        if n == last {
+        let node = &mut self.nodes[first as usize];
+        if node.next == NONE {
             // Most slots hold one key (a slot is about a nanosecond).
-            let node = &mut self.nodes[n as usize];
             let k = (node.hi as u128) << 64 | node.lo as u128;
             node.next = self.free;
-            self.free = n;
+            self.free = first;
             return k;
         }
         // The list goes back to the free list whole: its last node points at the old head.
-        let first = n;
+        let (mut n, mut last) = (first, first);
         while n != NONE {
             let node = self.nodes[n as usize];
             self.scratch.push((node.hi as u128) << 64 | node.lo as u128);
+            last = n;
             n = node.next;
         }
         self.nodes[last as usize].next = self.free;
         self.free = first;
+        // The list runs newest first, and keys pushed for one time arrive in increasing
+        // order: reversed, such runs are in the order the sort is fastest on (an
+        // insertion sort for a few keys). The sorted keys become `front` (the spent one
+        // is the next scratch space).
+        self.scratch.reverse();
         self.scratch.sort_unstable();
-        let k = self.scratch[0];
-        self.front.extend(&self.scratch[1..]);
-        self.scratch.clear();
-        k
+        std::mem::swap(&mut self.front, &mut self.scratch);
+        self.front_at = 1;
+        self.front[0]
     }
 
     /// Moves the overflow's keys that the horizon now reaches into the wheel.
@@ -259,7 +270,7 @@ impl TimingWheel {
     /// The smallest key, without removing it.
     #[inline]
     pub fn peek(&self) -> Option<u128> {
-        if let Some(&k) = self.front.front() {
+        if let Some(&k) = self.front.get(self.front_at) {
             return Some(k);
         }
         match self.next_occupied() {
@@ -287,7 +298,9 @@ impl TimingWheel {
     /// Removes every key, in no particular order, and resets the wheel to time zero (so
     /// any key may be pushed next).
     pub fn drain(&mut self) -> Vec<u128> {
-        let mut all: Vec<u128> = self.front.drain(..).collect();
+        let mut all: Vec<u128> = self.front.drain(self.front_at..).collect();
+        self.front.clear();
+        self.front_at = 0;
         for i in 0..SLOTS as usize {
             let mut n = self.heads[i];
             while n != NONE {
@@ -297,7 +310,6 @@ impl TimingWheel {
             }
         }
         self.heads.fill(NONE);
-        self.tails.fill(NONE);
         self.nodes.clear();
         self.free = NONE;
         all.append(&mut self.overflow.drain());
