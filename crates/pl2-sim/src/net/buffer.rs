@@ -66,17 +66,25 @@ impl Pool {
     }
 }
 
+/// What one egress port's queues hold.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct EgressCounts {
+    /// Bytes per priority.
+    pub bytes: [u64; 8],
+    /// Frames per priority, for marking thresholds in packets.
+    pub frames: [u32; 8],
+    /// Bytes, all priorities.
+    pub total: u64,
+}
+
 pub struct SharedBuffer {
     pub size: u64,
     pub used: u64,
     pub alpha: Option<f64>,
     pub port_limit: Option<u64>,
-    /// Bytes per (local egress port, priority).
-    pub egress: Vec<[u64; 8]>,
-    /// Frames per (local egress port, priority), for marking thresholds in packets.
-    pub egress_frames: Vec<[u32; 8]>,
-    /// Bytes per local egress port, all priorities.
-    pub egress_total: Vec<u64>,
+    /// What each local egress port holds (one record per port: a frame's enqueue and
+    /// dequeue touch one).
+    pub egress: Vec<EgressCounts>,
     /// Bytes per (local ingress port, priority); the extra last row counts frames the
     /// switch generated itself.
     pub ingress: Vec<[u64; 8]>,
@@ -94,9 +102,7 @@ impl SharedBuffer {
             used: 0,
             alpha,
             port_limit,
-            egress: vec![[0; 8]; ports],
-            egress_frames: vec![[0; 8]; ports],
-            egress_total: vec![0; ports],
+            egress: vec![EgressCounts::default(); ports],
             ingress: vec![[0; 8]; ports + 1],
             ingress_pool: None,
             egress_pool: None,
@@ -127,7 +133,7 @@ impl SharedBuffer {
         }
         if check_egress {
             if let Some(p) = &self.egress_pool {
-                if !p.admits(egress, self.egress[egress][prio], bytes) {
+                if !p.admits(egress, self.egress[egress].bytes[prio], bytes) {
                     return Err(DropReason::BufferFull);
                 }
             }
@@ -148,13 +154,13 @@ impl SharedBuffer {
             return Err(DropReason::BufferFull);
         }
         if let Some(limit) = self.port_limit {
-            if self.egress_total[egress] + bytes > limit {
+            if self.egress[egress].total + bytes > limit {
                 return Err(DropReason::PortLimit);
             }
         }
         if let Some(alpha) = self.alpha {
             let free = self.size.saturating_sub(self.used) as f64;
-            if (self.egress[egress][prio] + bytes) as f64 > alpha * free {
+            if (self.egress[egress].bytes[prio] + bytes) as f64 > alpha * free {
                 return Err(DropReason::BufferFull);
             }
         }
@@ -165,9 +171,10 @@ impl SharedBuffer {
     #[inline]
     pub fn add(&mut self, egress: usize, ingress: usize, prio: usize, bytes: u64) {
         self.used += bytes;
-        self.egress[egress][prio] += bytes;
-        self.egress_frames[egress][prio] += 1;
-        self.egress_total[egress] += bytes;
+        let e = &mut self.egress[egress];
+        e.bytes[prio] += bytes;
+        e.frames[prio] += 1;
+        e.total += bytes;
         self.ingress[ingress][prio] += bytes;
         if self.pools {
             self.pools_add(egress, ingress, bytes);
@@ -198,9 +205,10 @@ impl SharedBuffer {
     #[inline]
     pub fn remove(&mut self, egress: usize, ingress: usize, prio: usize, bytes: u64) {
         self.used -= bytes;
-        self.egress[egress][prio] -= bytes;
-        self.egress_frames[egress][prio] -= 1;
-        self.egress_total[egress] -= bytes;
+        let e = &mut self.egress[egress];
+        e.bytes[prio] -= bytes;
+        e.frames[prio] -= 1;
+        e.total -= bytes;
         self.ingress[ingress][prio] -= bytes;
         if self.pools {
             self.pools_remove(egress, ingress, bytes);

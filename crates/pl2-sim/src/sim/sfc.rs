@@ -115,7 +115,7 @@ impl Simulation {
         let Owner::Switch { local, .. } = self.ports[out as usize].owner else { unreachable!("a switch's egress port") };
         let p = *self.arena.get(pkt);
         let prio = p.prio();
-        let queued = self.switches[index as usize].buffer.egress[local as usize][prio as usize];
+        let queued = self.switches[index as usize].buffer.egress[local as usize].bytes[prio as usize];
         let sfc = self.sfc.as_mut().expect("SFC on");
         let rules = sfc.rules[index as usize].clone().expect("SFC at this switch");
         if queued < rules.trigger_bytes || p.has(flags::FROM_SWITCH) || p.src >= self.graph.hosts {

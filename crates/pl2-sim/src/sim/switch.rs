@@ -405,7 +405,7 @@ impl Simulation {
             }
         }
         let sw = &mut self.switches[index as usize];
-        if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize][prio] + wire, sw.buffer.egress_frames[egress as usize][prio] + 1) {
+        if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize].bytes[prio] + wire, sw.buffer.egress[egress as usize].frames[prio] + 1) {
             // RED/WRED with ECN: a packet that cannot be marked is dropped instead.
             let node = sw.node;
             return self.drop_packet(pkt, DropReason::NonEct, node, out);
@@ -453,7 +453,8 @@ impl Simulation {
         }
         let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
-        let (q, frames) = (sw.buffer.egress[local as usize][pk.prio() as usize], sw.buffer.egress_frames[local as usize][pk.prio() as usize]);
+        let e = &sw.buffer.egress[local as usize];
+        let (q, frames) = (e.bytes[pk.prio() as usize], e.frames[pk.prio() as usize]);
         if over_marking(sw, q, frames) {
             self.arena.get_mut(pkt).flags |= flags::CE;
         }

@@ -55,7 +55,7 @@ impl Simulation {
     /// counting the frame being serialised.
     /// (Frames are counted only for a frame limit: counting walks the FIFO.)
     fn fifo_fill(&self, index: u32, out: u32, egress: u32, prio: u8, limit: QueueLimit) -> (u64, u32) {
-        let bytes = self.switches[index as usize].buffer.egress[egress as usize][prio as usize];
+        let bytes = self.switches[index as usize].buffer.egress[egress as usize].bytes[prio as usize];
         if let QueueLimit::Bytes(_) = limit {
             return (bytes, 0);
         }
