@@ -315,6 +315,20 @@ impl QueueIntegral {
         self.byte_ps + u128::from(queued) * u128::from(end_ps - self.since_ps)
     }
 
+    /// [`QueueIntegral::closed`] over `window_ps`: the window's time-averaged queue in
+    /// bytes. A window's integral nearly always fits 64 bits, whose conversion to `f64` is
+    /// one instruction where a 128-bit one is a library call; both round to nearest, so
+    /// the result is the same.
+    #[inline]
+    pub fn closed_mean(&self, queued: u64, end_ps: u64, window_ps: u64) -> f64 {
+        let area = self.closed(queued, end_ps);
+        let area = match u64::try_from(area) {
+            Ok(a) => a as f64,
+            Err(_) => area as f64,
+        };
+        area / window_ps as f64
+    }
+
     /// Starts a window at `start_ps` in which the queue has held `queued` until `now_ps`.
     #[inline]
     pub fn restart(&mut self, queued: u64, start_ps: u64, now_ps: u64) {

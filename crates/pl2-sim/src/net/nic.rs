@@ -37,7 +37,7 @@ impl NicQueues {
 
     /// Queues frame `pkt` of `thread` at priority `prio` (the last frame of a hand-over
     /// unit carries `BURST_END`).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, pkt: PktId, prio: u8, thread: u16, arena: &mut PacketArena) {
         let c = &mut self.classes[prio as usize & 7];
         let q = &mut c.per_thread[thread as usize];

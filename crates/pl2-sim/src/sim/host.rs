@@ -114,6 +114,11 @@ impl Simulation {
         for &(slot, gen) in &acts.delivered {
             self.finish_message(slot, gen);
         }
+        if acts.released.is_empty() {
+            acts.clear();
+            self.actions.push(acts);
+            return;
+        }
         // Releasing a thread may start its next message, which calls the transport again:
         // hand the buffer back first (its released threads swapped into a spare list).
         let mut released = std::mem::take(&mut self.released);
@@ -310,7 +315,7 @@ impl Simulation {
             *clock = (*clock).max(self.now) + cost;
         }
         let port = &self.ports[self.hosts[h as usize].port as usize];
-        let view = crate::transport::HostView { nic_backlog: port.rate.tx_time(port.queued) };
+        let view = crate::transport::HostView { queued_bytes: port.queued, rate: port.rate };
         let mut acts = self.take_actions();
         let now = self.now;
         if self.layer_on_packet(h, p.transport(), &p, &mut acts) == Consumed::No {

@@ -205,7 +205,7 @@ impl Simulation {
                     port: i as u32,
                     window_start: SimTime(start),
                     max_queue_bytes: p.window.max,
-                    mean_queue_bytes: p.area.closed(p.queued, end) as f64 / window.0 as f64,
+                    mean_queue_bytes: p.area.closed_mean(p.queued, end, window.0),
                     end_queue_bytes: p.queued,
                     tx_bytes: p.window.sum,
                 });

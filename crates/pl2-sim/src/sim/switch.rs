@@ -40,7 +40,7 @@ impl Simulation {
         let before = p.window.index;
         if let Some((idx, max, sum)) = p.window.roll(now, window, q) {
             let end = (idx + 1) * window.0;
-            let mean = p.area.closed(q, end) as f64 / window.0 as f64;
+            let mean = p.area.closed_mean(q, end, window.0);
             self.records.ports.push(PortWindow {
                 port,
                 window_start: SimTime(idx * window.0),

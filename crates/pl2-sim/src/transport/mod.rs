@@ -152,10 +152,22 @@ impl Actions {
 /// call that takes one.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct HostView {
-    /// Time the NIC needs to send what is queued at the host's egress port now (bytes
-    /// queued, including the frame being serialised, at the port's rate). PL2's
-    /// `pendingDataDelay`, reading (a) of equation (1).
-    pub nic_backlog: crate::units::Duration,
+    /// Bytes queued at the host's egress port now, including the frame being serialised.
+    pub queued_bytes: u64,
+    /// The egress port's rate.
+    pub rate: crate::units::BitsPerSec,
+}
+
+impl HostView {
+    /// Time the NIC needs to send what is queued at the host's egress port now (its
+    /// queued bytes at its rate): PL2's `pendingDataDelay`, reading (a) of equation (1).
+    /// Computed when asked (a division), not for every frame delivered.
+    pub fn nic_backlog(&self) -> crate::units::Duration {
+        if self.queued_bytes == 0 {
+            return crate::units::Duration::ZERO;
+        }
+        self.rate.tx_time(self.queued_bytes)
+    }
 }
 
 /// The calls every protocol answers. `now` is the simulated time of the call.

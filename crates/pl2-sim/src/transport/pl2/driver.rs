@@ -161,7 +161,7 @@ impl<I: Copy> Pl2Driver<I> {
     pub fn on_control<S: BurstSource<Info = I>>(&mut self, now: u64, pkt: &Packet, view: &HostView, src: &mut S, out: &mut Actions) -> bool {
         match wire::decode_control(pkt) {
             Some(Control::Grt(g, false)) => {
-                self.sender.on_grt(now, &g, view.nic_backlog.0, &mut self.sacts);
+                self.sender.on_grt(now, &g, view.nic_backlog().0, &mut self.sacts);
                 self.drain_sender(now, src, out);
                 true
             }

@@ -1265,7 +1265,9 @@ impl Sender {
             }
         }
         if n > 0 {
-            self.rr[t] = (self.rr[t] + 1) % n;
+            // (rr + 1) mod n, without a division in the common case.
+            let r = self.rr[t] + 1;
+            self.rr[t] = if r < n { r } else { r % n };
         }
     }
 
