@@ -295,7 +295,7 @@ impl Simulation {
         let (app_state, app_events) = Apps::new(apps, seed);
 
         let probe_interval = metrics.probe_interval.0;
-        let link_fec = vec![net.link.fec_jitter.clone(); ports.len()];
+        let link_fec = net.link.fec_jitter.clone();
         let port_rng = (0..ports.len()).map(|p| SimRng::stream(seed, &format!("port{p}"))).collect();
         let send_path_free = [&hc.send_latency, &hc.send_cpu_per_message, &hc.send_cpu_per_packet, &hc.send_cpu_per_burst, &hc.cpu_per_control].iter().all(|d| d.is_zero())
             && hc.offload.is_none();

@@ -114,7 +114,8 @@ pub struct Simulation {
     pub(crate) probe_grid: probes::ProbeGrid,
     /// Memo of ideal completion times (see `ideal.rs`); looked up, never iterated.
     pub(crate) ideal_cache: ideal::IdealCache,
-    pub(crate) link_fec: Vec<DelayDist>,
+    /// Every link's FEC latency (`link.fec_jitter`), drawn from the sending port's stream.
+    pub(crate) link_fec: DelayDist,
     pub(crate) tracer: Option<Box<Tracer>>,
     /// Whether any `DropNth` rule exists: frames are matched against the rules only then
     /// (other faults must not cost a scan per frame).

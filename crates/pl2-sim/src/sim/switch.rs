@@ -171,7 +171,11 @@ impl Simulation {
         let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host, p.pipe_last);
         self.events.push(now + ser, Ev::PortFree(port));
 
-        let fec = self.link_fec[port as usize].sample(&mut self.port_rng[port as usize]);
+        // A constant (the default) reads no stream: the port's is looked up only to draw.
+        let fec = match &self.link_fec {
+            crate::dist::DelayDist::Const { value } => *value,
+            d => d.sample(&mut self.port_rng[port as usize]),
+        };
         let first = now + delay + fec;
         let last = first + ser;
         // The far MAC takes frames in wire order (FEC jitter cannot reorder them there).
