@@ -38,6 +38,11 @@ macro_rules! switch_programs {
                     $( SwitchProgram::$variant(p) => p.on_ingress(io, pkt), )+
                 }
             }
+            /// Whether this is plain forwarding (no program).
+            #[inline]
+            pub fn is_forward(&self) -> bool {
+                matches!(self, SwitchProgram::Forward)
+            }
             /// Whether the program asked for [`SwitchProgram::on_dequeue`]
             /// ([`SwitchLogic::ON_DEQUEUE`]).
             #[inline]

@@ -330,21 +330,8 @@ impl Simulation {
         }
         let sw = &mut self.switches[index as usize];
         let node = sw.node;
-        let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
-        let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
-        if !self.emit.is_empty() {
-            // Replies go to the same transport as the frame that caused them.
-            self.emit_from_switch(index, tp);
-        }
-        if !self.program_probes.is_empty() {
-            let now = self.now;
-            let keep = self.metrics.probes;
-            for (host, flow, name, value) in self.program_probes.drain(..) {
-                if keep {
-                    self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host, transport: tp, flow, name, value }, &mut self.records.probes);
-                }
-            }
-        }
+        // Plain forwarding (no program) has nothing to run, emit or publish.
+        let verdict = if sw.program.is_forward() { Verdict::Forward } else { self.run_ingress_program(index, in_port, out, tp, pkt) };
         match verdict {
             Verdict::Forward => {}
             Verdict::Drop => return self.drop_packet(pkt, DropReason::Program, node, out),
@@ -361,6 +348,28 @@ impl Simulation {
             return self.drop_packet(pkt, DropReason::Program, node, u32::MAX);
         }
         self.enqueue_at_switch(index, out, pkt, ingress, true);
+    }
+
+    /// Switch `index`'s program sees `pkt` (from `in_port`, routed to `out`) leave the
+    /// input pipeline; the frames it emits are sent and its probes kept.
+    fn run_ingress_program(&mut self, index: u32, in_port: u32, out: u32, tp: u8, pkt: PktId) -> Verdict {
+        let sw = &mut self.switches[index as usize];
+        let mut io = ProgramIo { now: self.now, switch: index, in_port, out_port: out, emit: &mut self.emit, probes: &mut self.program_probes };
+        let verdict = sw.program.on_ingress(&mut io, self.arena.get_mut(pkt));
+        if !self.emit.is_empty() {
+            // Replies go to the same transport as the frame that caused them.
+            self.emit_from_switch(index, tp);
+        }
+        if !self.program_probes.is_empty() {
+            let now = self.now;
+            let keep = self.metrics.probes;
+            for (host, flow, name, value) in self.program_probes.drain(..) {
+                if keep {
+                    self.probe_grid.offer(crate::metrics::ProbeRecord { time: now, host, transport: tp, flow, name, value }, &mut self.records.probes);
+                }
+            }
+        }
+        verdict
     }
 
     /// The egress port switch `index` forwards `pkt` on now (`u32::MAX`: no route).
