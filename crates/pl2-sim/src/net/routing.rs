@@ -204,7 +204,7 @@ impl RoutingTable {
     }
 
     /// Equal-cost egress ports of switch `switch_index` towards host `dst`.
-    #[inline]
+    #[inline(always)]
     pub fn next_hops(&self, switch_index: u32, dst: u32) -> &[u32] {
         let group = self.group_of[dst as usize];
         let (s, l) = if self.group_switch[group as usize] == switch_index {

@@ -107,7 +107,7 @@ impl Simulation {
                 self.transport_mut(tp, h).on_tx_dequeue(now, thread, &mut acts);
                 self.apply_actions(h, tp, acts);
             }
-            Owner::Switch { index, .. } => {
+            Owner::Switch { index, local } => {
                 if self.hybrid.is_some() && self.is_voq_uplink(port) {
                     return self.kick_voq_uplink(port);
                 }
@@ -136,7 +136,7 @@ impl Simulation {
                 if let EcnConfig::Step { at_dequeue: true, .. } | EcnConfig::StepPackets { at_dequeue: true, .. } | EcnConfig::Red { at_dequeue: true, .. } =
                     self.switches[index as usize].cfg.ecn
                 {
-                    self.maybe_mark(port, pkt);
+                    self.maybe_mark(index, local, pkt);
                 }
                 self.start_tx(port, pkt, ingress);
             }
@@ -389,7 +389,7 @@ impl Simulation {
     /// Puts a frame in an output queue of switch `index`, after the port's queue
     /// discipline and buffer admission unless `admit` is false (frames the switch
     /// generates).
-    #[inline]
+    #[inline(always)]
     pub(super) fn enqueue_at_switch(&mut self, index: u32, out: u32, pkt: PktId, ingress: u32, admit: bool) {
         if admit && self.switches[index as usize].trim.is_some() && !self.trim_admit(index, out, pkt, ingress) {
             return;
@@ -425,7 +425,7 @@ impl Simulation {
         }
         sw.buffer.add(egress as usize, ingress as usize, prio, wire);
         if matches!(sw.cfg.ecn, EcnConfig::Step { at_dequeue: false, .. } | EcnConfig::StepPackets { at_dequeue: false, .. } | EcnConfig::Red { at_dequeue: false, .. }) {
-            self.maybe_mark(out, pkt);
+            self.maybe_mark(index, egress, pkt);
         }
         // While queued, `next_port` holds the ingress port (local index) for accounting.
         self.arena.get_mut(pkt).next_port = ingress;
@@ -458,13 +458,14 @@ impl Simulation {
         self.emit = emit;
     }
 
-    fn maybe_mark(&mut self, port: u32, pkt: PktId) {
-        let p = &self.ports[port as usize];
+    /// Marks `pkt` CE if it is ECN-capable and switch `index`'s queue at its local
+    /// egress port `local` is over the marking threshold.
+    #[inline]
+    fn maybe_mark(&mut self, index: u32, local: u32, pkt: PktId) {
         let pk = self.arena.get(pkt);
         if !pk.has(flags::ECT) {
             return;
         }
-        let Owner::Switch { index, local } = p.owner else { return };
         let sw = &mut self.switches[index as usize];
         let e = &sw.buffer.egress[local as usize];
         let (q, frames) = (e.bytes[pk.prio() as usize], e.frames[pk.prio() as usize]);
