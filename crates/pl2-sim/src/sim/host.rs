@@ -189,15 +189,7 @@ impl Simulation {
             p.set_transport(tp);
             unit_payload += u64::from(s.payload);
             unit_wire += u64::from(p.wire);
-            let id = self.arena.alloc(p);
-            self.counters.packets_created += 1;
-            if let Some(bd) = self.breakdown.as_mut() {
-                let i = id.0 as usize;
-                if i >= bd.len() {
-                    bd.resize(i + 1, Default::default());
-                }
-                bd[i] = Default::default();
-            }
+            let id = new_frame(&mut self.arena, &mut self.counters.packets_created, &mut self.breakdown, p);
             self.group.push(id);
             let unit_end = match offload {
                 None => s.flags & flags::BURST_END != 0,
@@ -253,15 +245,9 @@ impl Simulation {
             p.set_transport(tp);
             p.enqueued = now;
             let (prio, thread, wire) = (p.prio(), p.thread, p.wire as u64);
-            let id = self.arena.alloc(p);
-            self.counters.packets_created += 1;
-            if let Some(bd) = self.breakdown.as_mut() {
-                let i = id.0 as usize;
-                if i >= bd.len() {
-                    bd.resize(i + 1, Default::default());
-                }
-                bd[i] = Default::default();
-                bd[i].nic_enq = now.0;
+            let id = new_frame(&mut self.arena, &mut self.counters.packets_created, &mut self.breakdown, p);
+            if let Some(t) = self.times(id) {
+                t.nic_enq = now.0;
             }
             self.hosts[h as usize].nic.push(id, prio, thread, &mut self.arena);
             self.port_queue_add(port, wire);
@@ -352,4 +338,20 @@ impl Simulation {
             }
         }
     }
+}
+
+/// Allocates a frame a host's transport created: counted, and with fresh latency
+/// breakdown times if the run records them. (Free of `Simulation` so that the send path
+/// can call it while it holds its host.)
+fn new_frame(arena: &mut crate::packet::PacketArena, created: &mut u64, breakdown: &mut Option<Vec<super::breakdown::PktTimes>>, p: crate::packet::Packet) -> PktId {
+    let id = arena.alloc(p);
+    *created += 1;
+    if let Some(bd) = breakdown.as_mut() {
+        let i = id.0 as usize;
+        if i >= bd.len() {
+            bd.resize(i + 1, Default::default());
+        }
+        bd[i] = Default::default();
+    }
+    id
 }
