@@ -343,6 +343,7 @@ impl Simulation {
 /// Allocates a frame a host's transport created: counted, and with fresh latency
 /// breakdown times if the run records them. (Free of `Simulation` so that the send path
 /// can call it while it holds its host.)
+#[inline(always)]
 fn new_frame(arena: &mut crate::packet::PacketArena, created: &mut u64, breakdown: &mut Option<Vec<super::breakdown::PktTimes>>, p: crate::packet::Packet) -> PktId {
     let id = arena.alloc(p);
     *created += 1;
