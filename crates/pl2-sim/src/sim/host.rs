@@ -243,7 +243,6 @@ impl Simulation {
         for s in &acts.sends {
             let mut p = s.to_packet(h, now, framing);
             p.set_transport(tp);
-            p.enqueued = now;
             let (prio, thread, wire) = (p.prio(), p.thread, p.wire as u64);
             let id = new_frame(&mut self.arena, &mut self.counters.packets_created, &mut self.breakdown, p);
             if let Some(t) = self.times(id) {
