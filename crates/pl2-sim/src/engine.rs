@@ -69,7 +69,7 @@ impl Ev {
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
     }
-    #[inline]
+    #[inline(always)]
     fn decode(code: u32) -> Ev {
         let i = code & INDEX_MASK;
         match code >> INDEX_BITS {
