@@ -76,3 +76,33 @@ def test_files_round_trip_keeps_the_bytes(result: RunResult, tmp_path: Path) -> 
 def test_to_pandas(result: RunResult) -> None:
     pytest.importorskip("pandas")
     assert len(result.to_pandas("messages")) == result.messages.height
+
+
+_HEAVY = ("polars", "pyarrow", "matplotlib", "duckdb")
+
+
+def _imported_after(code: str) -> list[str]:
+    """The heavy libraries a fresh interpreter has imported after running `code`."""
+    import subprocess
+    import sys
+
+    probe = f"{code}\nimport sys\nprint(','.join(m for m in {_HEAVY!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    return [m for m in out.split(",") if m]
+
+
+def test_the_command_line_starts_without_the_table_and_plot_libraries() -> None:
+    # `pl2 run`, `validate` and `--help` need none of them: importing them took four
+    # fifths of a short run's wall time.
+    assert _imported_after("import pl2.cli") == []
+    assert _imported_after("import pl2; pl2.Store, pl2.summarise") == ["polars", "duckdb"]
+
+
+def test_a_loaded_run_reads_its_tables_on_first_use(result: RunResult, tmp_path: Path) -> None:
+    result.write(tmp_path / "run")
+    code = f"from pl2 import RunResult\nr = RunResult.load({str(tmp_path / 'run')!r})\nassert r.summary == {result.summary!r}"
+    assert _imported_after(code) == []
+    loaded = RunResult.load(tmp_path / "run")
+    assert sorted(loaded.arrow) == sorted(result.arrow)
+    assert all(loaded.arrow[n].equals(result.arrow[n]) for n in result.arrow)
+    assert loaded.messages.equals(result.messages)
