@@ -60,12 +60,23 @@ impl Simulation {
     }
 
     /// Carries out what transport `tp` of host `h` asked for, then returns the buffer for
-    /// reuse.
+    /// reuse. Inlined for its common case, a batch with nothing for the engine and no
+    /// host layer to show it to (a transport told of a dequeued frame, say): the buffer
+    /// goes straight back without a call.
+    #[inline(always)]
     pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
+        if self.layers.is_empty() && acts.is_idle() {
+            acts.clear();
+            self.actions.push(acts);
+            return;
+        }
+        self.apply_some_actions(h, tp, acts);
+    }
+
+    /// [`Simulation::apply_actions`] past its common case.
+    fn apply_some_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
         self.layer_on_actions(h, tp, &mut acts);
         if acts.is_idle() {
-            // Nothing for the engine (a transport told of a dequeued frame, say): the
-            // buffer goes straight back.
             acts.clear();
             self.actions.push(acts);
             return;
