@@ -44,6 +44,8 @@ pub enum Ev {
     Circuit(u32),
 }
 
+/// An event's code: its tag (the variant's position in [`Ev`], so that decoding is the
+/// identity and the loop's dispatch one jump) over a 28-bit index.
 const INDEX_BITS: u32 = 28;
 const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 
@@ -62,9 +64,9 @@ impl Ev {
             Ev::App(i) => (8, i),
             Ev::PauseEnd(i) => (9, i),
             Ev::PauseRefresh(i) => (10, i),
-            Ev::Circuit(i) => (11, i),
-            Ev::PauseArrive(i) => (12, i),
-            Ev::HostRxArrive(i) => (13, i),
+            Ev::PauseArrive(i) => (11, i),
+            Ev::HostRxArrive(i) => (12, i),
+            Ev::Circuit(i) => (13, i),
         };
         debug_assert!(i <= INDEX_MASK, "event index {i} exceeds 2^28");
         tag << INDEX_BITS | (i & INDEX_MASK)
@@ -83,9 +85,9 @@ impl Ev {
             8 => Ev::App(i),
             9 => Ev::PauseEnd(i),
             10 => Ev::PauseRefresh(i),
-            11 => Ev::Circuit(i),
-            12 => Ev::PauseArrive(i),
-            13 => Ev::HostRxArrive(i),
+            11 => Ev::PauseArrive(i),
+            12 => Ev::HostRxArrive(i),
+            13 => Ev::Circuit(i),
             _ => Ev::Sample,
         }
     }
@@ -240,6 +242,31 @@ impl TimerSlot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_event_survives_its_code() {
+        let max = INDEX_MASK;
+        let all = [
+            Ev::PortFree(max),
+            Ev::LinkHead(0),
+            Ev::HostTx(7),
+            Ev::Timer(max),
+            Ev::Arrival(1),
+            Ev::Stream(2),
+            Ev::Fault(3),
+            Ev::Sample,
+            Ev::App(4),
+            Ev::PauseEnd(5),
+            Ev::PauseRefresh(6),
+            Ev::PauseArrive(8),
+            Ev::HostRxArrive(9),
+            Ev::Circuit(10),
+        ];
+        for (tag, ev) in all.into_iter().enumerate() {
+            assert_eq!(ev.encode() >> INDEX_BITS, tag as u32, "{ev:?}: its tag is its position in Ev");
+            assert_eq!(Ev::decode(ev.encode()), ev);
+        }
+    }
 
     #[test]
     fn ties_break_by_insertion_order() {
