@@ -52,6 +52,18 @@ fn git(root: &Path, args: &[&str]) -> Option<String> {
     o.status.success().then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
+/// The build's output directory under `target/` (`debug`, `release`, `ci`, `dist`...):
+/// Cargo's `PROFILE` says only `debug` or `release`, whatever custom profile inherits
+/// from them. `OUT_DIR` is `<target>/[<triple>/]<dir>/build/<package>-<hash>/out`.
+fn profile_dir() -> String {
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
+    let dir = out.ancestors().find(|a| a.file_name().is_some_and(|n| n == "build")).and_then(|b| b.parent()).and_then(|p| p.file_name());
+    match dir {
+        Some(d) => d.to_string_lossy().into_owned(),
+        None => std::env::var("PROFILE").unwrap_or_default(),
+    }
+}
+
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().and_then(|p| p.parent()).unwrap().to_path_buf();
@@ -67,7 +79,7 @@ fn main() {
     println!("cargo:rustc-env=PL2_GIT_DIRTY={}", dirty.map_or("unknown".into(), |d| d.to_string()));
     println!("cargo:rustc-env=PL2_SOURCE_HASH={}", source_hash(&root));
     println!("cargo:rustc-env=PL2_RUSTC={rustc_v}");
-    println!("cargo:rustc-env=PL2_PROFILE={}", std::env::var("PROFILE").unwrap_or_default());
+    println!("cargo:rustc-env=PL2_PROFILE={}", profile_dir());
     println!("cargo:rustc-env=PL2_TARGET={}", std::env::var("TARGET").unwrap_or_default());
     if root.join(".git").exists() {
         println!("cargo:rerun-if-changed={}", root.join(".git/HEAD").display());
