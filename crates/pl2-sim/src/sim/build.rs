@@ -171,6 +171,8 @@ impl Simulation {
                     owner,
                     peer: to,
                     peer_host: graph.is_host(to).then_some(to),
+                    // Set below, once the reverse port has its local index.
+                    peer_local: u32::MAX,
                     rate: l.rate,
                     delay: l.delay,
                     busy: false,
@@ -190,6 +192,11 @@ impl Simulation {
                     window: LazyWindow::default(),
                     area: QueueIntegral::default(),
                 });
+            }
+        }
+        for i in 0..ports.len() {
+            if let Owner::Switch { local, .. } = ports[i ^ 1].owner {
+                ports[i].peer_local = local;
             }
         }
         let routes = RoutingTable::build(&graph, super::round_trip::port_of);

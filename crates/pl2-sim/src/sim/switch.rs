@@ -164,7 +164,7 @@ impl Simulation {
         let wire = pk.wire as u64;
         let ser = p.rate.tx_time(wire);
         p.busy = true;
-        p.cur_wire = wire;
+        p.cur_wire = wire as u32;
         p.cur_prio = pk.prio();
         p.cur_ingress = ingress;
         p.cur_data = pk.kind == PktKind::Data && !pk.has(flags::TRIMMED);
@@ -246,28 +246,29 @@ impl Simulation {
         let now = self.now;
         let p = &mut self.ports[port as usize];
         p.busy = false;
+        let wire = u64::from(p.cur_wire);
         self.counters.hops += 1;
         if p.cur_data {
             self.counters.data_hops += 1;
-            self.counters.data_wire_bytes += p.cur_wire;
+            self.counters.data_wire_bytes += wire;
         } else {
-            self.counters.control_wire_bytes += p.cur_wire;
+            self.counters.control_wire_bytes += wire;
         }
-        p.tx_bytes += p.cur_wire;
+        p.tx_bytes += wire;
         self.port_window_step(port);
         let p = &mut self.ports[port as usize];
-        p.window.sum += p.cur_wire;
+        p.window.sum += wire;
         p.window.active = true;
         // A MAC control frame (PAUSE) was never queued or counted in the buffer.
         let mac_ctrl = p.cur_ingress == u32::MAX;
         if !mac_ctrl {
-            p.queued -= p.cur_wire;
+            p.queued -= wire;
         }
         match p.owner {
             Owner::Switch { index, local } => {
                 if !mac_ctrl {
                     let (ingress, prio) = (p.cur_ingress, p.cur_prio);
-                    self.switches[index as usize].buffer.remove(local as usize, ingress as usize, prio as usize, p.cur_wire);
+                    self.switches[index as usize].buffer.remove(local as usize, ingress as usize, prio as usize, wire);
                     if self.pfc.as_ref().is_some_and(|f| f.rules[index as usize].as_ref().is_some_and(|r| r.lossless & (1 << prio) != 0)) {
                         self.pfc_after_dequeue(index, ingress, prio);
                     }
@@ -297,7 +298,7 @@ impl Simulation {
             // It arrives at least a serialisation time later; load its record meanwhile.
             self.arena.prefetch(next);
         }
-        let (up, loss, peer_host, peer) = (p.up, p.loss, p.peer_host, p.peer);
+        let (up, loss, peer_host, peer, peer_local) = (p.up, p.loss, p.peer_host, p.peer, p.peer_local);
         if let Some(h) = peer_host {
             self.host_rx_leave(h, pkt);
         }
@@ -314,15 +315,14 @@ impl Simulation {
         self.trace(TraceEvent::Arrive, peer, port, pkt);
         match peer_host {
             Some(h) => self.host_receive(h, pkt),
-            None => self.switch_receive(port, pkt),
+            None => self.switch_receive(port, peer - self.graph.hosts, peer_local, pkt),
         }
     }
 
-    /// A frame leaves the input pipeline of a switch (it came over `in_port`'s link).
-    fn switch_receive(&mut self, in_port: u32, pkt: PktId) {
-        let Owner::Switch { index, local: ingress } = self.ports[(in_port ^ 1) as usize].owner else {
-            unreachable!("a link into a switch has its reverse port at that switch")
-        };
+    /// A frame leaves the input pipeline of switch `index` (it came over `in_port`'s link,
+    /// whose reverse port is the switch's local port `ingress`).
+    fn switch_receive(&mut self, in_port: u32, index: u32, ingress: u32, pkt: PktId) {
+        debug_assert_eq!(self.ports[(in_port ^ 1) as usize].owner, Owner::Switch { index, local: ingress });
         let p = self.arena.get(pkt);
         let (out, tp) = (p.next_port, p.transport());
         if p.kind == PktKind::Sfc && self.sfc_intercept(index, out, pkt) {
