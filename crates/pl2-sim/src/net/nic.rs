@@ -9,7 +9,9 @@ use std::collections::VecDeque;
 
 #[derive(Default)]
 struct Class {
-    per_thread: Vec<PktList>,
+    /// One FIFO per thread (a boxed slice: the count is fixed, and eight bytes fewer
+    /// than a vector let the first class share a cache line with the mask).
+    per_thread: Box<[PktList]>,
     /// Threads with frames queued, in service order.
     active: VecDeque<u16>,
     /// Thread whose burst is being sent (burst-contiguous arbitration).
@@ -18,19 +20,24 @@ struct Class {
 }
 
 /// Transmit queues of one NIC.
+///
+/// Laid out (C order, one cache line aligned) so that the mask, the frame count and
+/// priority 0's class share the first line: a frame's enqueue and dequeue at the default
+/// priority touch that line (and its thread's FIFO), not two.
+#[repr(C, align(64))]
 pub struct NicQueues {
-    classes: [Class; 8],
     /// Bit p set ⇔ class p holds frames, so a pop finds its class without probing eight.
     nonempty: u8,
     arbitration: Arbitration,
     pub frames: u32,
+    classes: [Class; 8],
 }
 
 impl NicQueues {
     pub fn new(threads: u16, arbitration: Arbitration) -> NicQueues {
         let mut classes: [Class; 8] = Default::default();
         for c in &mut classes {
-            c.per_thread = vec![PktList::default(); threads as usize];
+            c.per_thread = vec![PktList::default(); threads as usize].into_boxed_slice();
         }
         NicQueues { classes, nonempty: 0, arbitration, frames: 0 }
     }
@@ -103,6 +110,14 @@ impl NicQueues {
 mod tests {
     use super::*;
     use crate::packet::Packet;
+
+    #[test]
+    fn the_mask_count_and_first_class_share_a_cache_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<NicQueues>(), 64);
+        assert!(offset_of!(NicQueues, nonempty) < 64 && offset_of!(NicQueues, frames) + 4 <= 64);
+        assert!(offset_of!(NicQueues, classes) + size_of::<Class>() <= 64);
+    }
 
     /// A NIC and an arena holding frames 0.. with the given `BURST_END` flags.
     fn frames(ends: &[bool]) -> PacketArena {
