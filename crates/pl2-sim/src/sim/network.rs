@@ -37,7 +37,7 @@ pub(crate) struct Port {
     pub rate: BitsPerSec,
     pub delay: Duration,
     pub busy: bool,
-    /// The frame being serialised: its wire bytes (a frame's length fits 32 bits).
+    /// The frame being serialised: its wire bytes (a frame's `wire` is 16 bits).
     pub cur_wire: u32,
     pub cur_prio: u8,
     pub cur_ingress: u32,
@@ -120,7 +120,6 @@ pub(crate) struct Switch {
     /// Its trimming rules, if its ports trim (`config::QueueDiscipline::Trimming`).
     pub trim: Option<super::trimming::TrimRules>,
 }
-
 
 #[cfg(test)]
 mod tests {

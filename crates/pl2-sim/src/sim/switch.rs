@@ -164,7 +164,7 @@ impl Simulation {
         let wire = pk.wire as u64;
         let ser = p.rate.tx_time(wire);
         p.busy = true;
-        p.cur_wire = wire as u32;
+        p.cur_wire = u32::from(pk.wire);
         p.cur_prio = pk.prio();
         p.cur_ingress = ingress;
         p.cur_data = pk.kind == PktKind::Data && !pk.has(flags::TRIMMED);
