@@ -37,6 +37,7 @@ impl AppIo for Simulation {
 
 impl Simulation {
     /// Application wake-up `i` is due.
+    #[inline(never)]
     pub(crate) fn on_app_event(&mut self, i: u32) {
         let mut apps = std::mem::take(&mut self.apps);
         apps.on_event(i, self);

@@ -188,6 +188,7 @@ impl Simulation {
     }
 
     /// A scheduled fault takes effect.
+    #[inline(never)]
     pub(crate) fn on_fault(&mut self, i: u32) {
         match self.faults[i as usize].clone() {
             FaultSpec::LinkDown { a, b, at, .. } => {

@@ -154,6 +154,7 @@ impl Simulation {
     }
 
     /// Starts the next message of persistent stream `i` on its thread.
+    #[inline(never)]
     pub(crate) fn start_stream_message(&mut self, i: usize) {
         let p = self.persistent[i].clone();
         let slot = self.new_message(p.host, p.dst, p.size, p.thread, p.prio, p.transport, p.workload);
@@ -326,6 +327,7 @@ impl Simulation {
     }
 
     /// A transport's (or its host layer's) timer fired.
+    #[inline(never)]
     pub(crate) fn on_timer(&mut self, g: u32) {
         use crate::engine::TimerFire;
         let (slot, h, tp, id) = &mut self.timers[g as usize];

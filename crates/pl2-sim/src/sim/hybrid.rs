@@ -218,6 +218,7 @@ impl Simulation {
     }
 
     /// A day started or ended: every ToR's uplinks look at their VOQs again.
+    #[inline(never)]
     pub(super) fn on_circuit_boundary(&mut self) {
         let h = self.hybrid.as_mut().expect("circuit event without circuits");
         let live = self.arena.live() > 0 || self.live_msgs > 0 || self.sources_active > 0 || !self.persistent.is_empty() || self.apps.active > 0;

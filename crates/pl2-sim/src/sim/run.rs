@@ -134,6 +134,10 @@ impl Simulation {
 
     /// Inlined into the loop: a call's register saves and a second jump on the event's
     /// kind (after `Ev::decode`'s) cost about ten instructions an event (callgrind, A).
+    /// The handlers of rare events (arrivals, streams, timers, faults, applications, the
+    /// circuit schedule, PFC) are kept out of line, so that the loop's code fits the
+    /// instruction cache better: out of line, `run` shrank from 32.8 to 23.3 KiB and A's
+    /// modelled L1i misses from 11.9 to 9.1 M (callgrind `--cache-sim=yes`).
     #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
@@ -155,6 +159,7 @@ impl Simulation {
     }
 
     /// Source `i` produces its next message now.
+    #[inline(never)]
     fn on_arrival(&mut self, i: u32) {
         let (spec, transport, workload) = match &mut self.sources[i as usize] {
             Source::List { msgs, next, transport, workload } => {
