@@ -137,7 +137,7 @@ impl Simulation {
     /// The handlers of rare events (arrivals, streams, timers, faults, applications, the
     /// circuit schedule, PFC) are kept out of line, so that the loop's code fits the
     /// instruction cache better: out of line, `run` shrank from 32.8 to 23.3 KiB and A's
-    /// modelled L1i misses from 11.9 to 9.1 M (callgrind `--cache-sim=yes`).
+    /// modelled L1i misses from 11.9 to 9.3 M (callgrind `--cache-sim=yes`).
     #[inline(always)]
     fn dispatch(&mut self, ev: Ev) {
         match ev {
