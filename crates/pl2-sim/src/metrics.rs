@@ -317,14 +317,14 @@ impl QueueIntegral {
 
     /// [`QueueIntegral::closed`] over `window_ps`: the window's time-averaged queue in
     /// bytes. A window's integral nearly always fits 64 bits, whose conversion to `f64` is
-    /// one instruction where a 128-bit one is a library call; both round to nearest, so
-    /// the result is the same.
+    /// a few instructions where a 128-bit one is a library call; both round to nearest,
+    /// so the result is the same.
     #[inline]
     pub fn closed_mean(&self, queued: u64, end_ps: u64, window_ps: u64) -> f64 {
         let area = self.closed(queued, end_ps);
         let area = match u64::try_from(area) {
             Ok(a) => a as f64,
-            Err(_) => area as f64,
+            Err(_) => wide_to_f64(area),
         };
         area / window_ps as f64
     }
@@ -335,6 +335,15 @@ impl QueueIntegral {
         self.byte_ps = u128::from(queued) * u128::from(now_ps - start_ps);
         self.since_ps = now_ps;
     }
+}
+
+/// `x as f64` out of line. Inlined, the compiler sees that both arms of
+/// [`QueueIntegral::closed_mean`] give the same value and keeps only this one, the library
+/// call, for every window.
+#[cold]
+#[inline(never)]
+fn wide_to_f64(x: u128) -> f64 {
+    x as f64
 }
 
 /// A windowed maximum/sum that closes its window lazily, when the next update falls in a

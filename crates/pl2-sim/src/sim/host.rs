@@ -59,15 +59,21 @@ impl Simulation {
         self.actions.pop().unwrap_or_default()
     }
 
+    /// Empties an action buffer and returns it to the pool.
+    #[inline(always)]
+    fn recycle_actions(&mut self, mut acts: Box<Actions>) {
+        acts.clear();
+        self.actions.push(acts);
+    }
+
     /// Carries out what transport `tp` of host `h` asked for, then returns the buffer for
     /// reuse. Inlined for its common case, a batch with nothing for the engine and no
     /// host layer to show it to (a transport told of a dequeued frame, say): the buffer
     /// goes straight back without a call.
     #[inline(always)]
-    pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
+    pub(crate) fn apply_actions(&mut self, h: u32, tp: u8, acts: Box<Actions>) {
         if self.layers.is_empty() && acts.is_idle() {
-            acts.clear();
-            self.actions.push(acts);
+            self.recycle_actions(acts);
             return;
         }
         self.apply_some_actions(h, tp, acts);
@@ -77,8 +83,7 @@ impl Simulation {
     fn apply_some_actions(&mut self, h: u32, tp: u8, mut acts: Box<Actions>) {
         self.layer_on_actions(h, tp, &mut acts);
         if acts.is_idle() {
-            acts.clear();
-            self.actions.push(acts);
+            self.recycle_actions(acts);
             return;
         }
         let now = self.now;
@@ -126,16 +131,14 @@ impl Simulation {
             self.finish_message(slot, gen);
         }
         if acts.released.is_empty() {
-            acts.clear();
-            self.actions.push(acts);
+            self.recycle_actions(acts);
             return;
         }
         // Releasing a thread may start its next message, which calls the transport again:
         // hand the buffer back first (its released threads swapped into a spare list).
         let mut released = std::mem::take(&mut self.released);
         std::mem::swap(&mut released, &mut acts.released);
-        acts.clear();
-        self.actions.push(acts);
+        self.recycle_actions(acts);
         for &t in &released {
             self.release_thread(h, t);
         }
