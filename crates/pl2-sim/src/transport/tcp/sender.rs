@@ -131,37 +131,51 @@ pub enum Handshake {
     Established,
 }
 
+/// A sender's connection. Laid out by cache line (`repr(C)`, in this order): what every
+/// ACK and send of a window-based control reads comes first, in the first six lines
+/// (sequence numbers, scoreboard, window, the control's state, RTO, the flags, the
+/// delivery-rate fields a new segment copies); recovery, handshake, RACK-TLP and BBR's
+/// pacing after them. Hundreds of connections at a fat tree's scale do not stay in
+/// cache: an ACK then misses on every line it touches (asserted by
+/// `the_per_ack_fields_share_six_cache_lines`).
+#[repr(C, align(64))]
 pub(super) struct Conn {
-    pub dst: u32,
-    pub thread: u16,
-    /// Position in its thread's connection list (`Sender::per_thread`).
-    pos: u32,
-    pub flow: u32,
     pub snd_una: u64,
     pub snd_nxt: u64,
     pub write_end: u64,
+    segs: VecDeque<Seg>,
+    pub dst: u32,
+    pub flow: u32,
+    pub w: Window,
     /// Messages whose bytes are not all sent: (stream end offset, slot, generation).
     msgs: VecDeque<(u64, u32, u16)>,
-    segs: VecDeque<Seg>,
-    pub w: Window,
+    /// Position in its thread's connection list (`Sender::per_thread`).
+    pos: u32,
+    dupacks: u32,
     pub cc: Cc,
     pub rto: Rto,
-    pub state: State,
-    recover: u64,
-    dupacks: u32,
     /// A thread blocked until its message (ending at this offset) fits in the buffer.
     blocked: Option<(u16, u64)>,
-    rto_armed: bool,
     /// Timeouts since the last ACK of new data.
     rto_series: u32,
+    pub thread: u16,
+    pub state: State,
+    pub handshake: Handshake,
+    rto_armed: bool,
     /// Resend the first lost segment regardless of the window.
     retx_now: bool,
-    /// Proportional Rate Reduction's state in the current fast recovery (`prr`).
-    prr: Prr,
-    pub retransmissions: u64,
     /// Some segment may be SACKed or lost (false: `pipe` is `snd_nxt − snd_una`).
     marks: bool,
-    pub handshake: Handshake,
+    /// The congestion control is BBR (read on every ACK and send: a flag is cheaper to
+    /// test than the enum's variant).
+    bbr: bool,
+    /// Delivery-rate sampling (every new segment copies its first four fields) and BBR's
+    /// pacing.
+    rate: RateState,
+    recover: u64,
+    pub retransmissions: u64,
+    /// Proportional Rate Reduction's state in the current fast recovery (`prr`).
+    prr: Prr,
     /// When the latest SYN was sent, whether any SYN was sent twice (Karn), and the
     /// timeout of the SYN now out (`syn_rto`, doubled per resend).
     syn_sent: SimTime,
@@ -169,16 +183,12 @@ pub(super) struct Conn {
     syn_rto: Duration,
     /// RACK-TLP's state (`rack_tlp` only).
     rack: Rack,
-    /// The congestion control is BBR (read on every ACK and send: a flag is cheaper to
-    /// test than the enum's variant).
-    bbr: bool,
-    /// BBR's delivery-rate sampling and pacing.
-    rate: RateState,
 }
 
 /// A connection's delivery-rate sampling (Linux `tcp_rate.c`) and pacing, read by BBR
-/// only.
+/// only (but copied into every new segment's record: the first four fields, kept first).
 #[derive(Default)]
+#[repr(C)]
 struct RateState {
     /// Bytes delivered so far, when the latest delivery was reported, the send time of
     /// the segment that starts the current sample's flight, and the application-limited
@@ -899,7 +909,9 @@ impl Sender {
         // RACK (§6.2 steps 2-3): the latest sent segment this ACK newly delivers, and
         // RACK.fack before it.
         let mut best = None;
-        let (mut sack_fack, mut cum_fack) = (c.rack.fack, c.rack.fack);
+        // (Read under `rack_tlp` only: the record sits in a line no other ACK touches.)
+        let fack = if rack { c.rack.fack } else { 0 };
+        let (mut sack_fack, mut cum_fack) = (fack, fack);
         // Bytes this ACK newly reports delivered (SACKed now, or cumulatively acknowledged
         // and not SACKed before): what the window grows by, see below.
         let mut delivered = 0u64;
@@ -1373,6 +1385,20 @@ mod tests {
 
     /// A connection keeps a record per outstanding segment; the delivery-rate snapshot
     /// (BBR's) must not take it past one cache line.
+    #[test]
+    fn the_per_ack_fields_share_six_cache_lines() {
+        use std::mem::{align_of, offset_of};
+        assert_eq!(align_of::<Conn>(), 64, "a connection starts a line");
+        assert_eq!(offset_of!(Conn, snd_una), 0);
+        // The delivery-rate fields every new segment copies end the hot part.
+        assert_eq!(offset_of!(RateState, app_limited), 24);
+        let hot_end = offset_of!(Conn, rate) + offset_of!(RateState, app_limited) + 8;
+        assert!(hot_end <= 6 * 64, "per-ACK fields span {hot_end} bytes, more than six lines");
+        for cold in [offset_of!(Conn, recover), offset_of!(Conn, prr), offset_of!(Conn, syn_sent), offset_of!(Conn, rack)] {
+            assert!(cold >= hot_end, "a field read only in recovery, the handshake or RACK-TLP sits among the per-ACK ones");
+        }
+    }
+
     #[test]
     fn a_segment_record_fits_in_64_bytes() {
         assert_eq!(std::mem::size_of::<Seg>(), 64);
