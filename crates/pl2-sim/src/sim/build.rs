@@ -236,7 +236,8 @@ impl Simulation {
                 buffer: match &sc.pools {
                     None => SharedBuffer::new(sc.buffer.0, sc.dynamic_thresholds.then_some(sc.alpha), sc.port_limit.map(|b| b.0), ps.len()),
                     Some(pools) => SharedBuffer::new(sc.buffer.0, None, None, ps.len()).with_pools(pools),
-                },
+                }
+                .counting_ingress(pfc.as_ref().is_some_and(|f| f.rules[s].is_some())),
                 trim: match &sc.queue {
                     QueueDiscipline::StrictPriority => None,
                     QueueDiscipline::Trimming(t) => Some(TrimRules::new(t, full_frame_wire)),
