@@ -170,7 +170,7 @@ impl Simulation {
                 ports.push(Port {
                     owner,
                     peer: to,
-                    peer_host: graph.is_host(to).then_some(to),
+                    peer_host_index: if graph.is_host(to) { to } else { u32::MAX },
                     // Set below, once the reverse port has its local index.
                     peer_local: u32::MAX,
                     rate: l.rate,

@@ -56,7 +56,7 @@ impl Simulation {
         for &p in &path {
             let port = &self.ports[p as usize];
             desc.extend([port.rate.0, port.delay.0]);
-            if port.peer_host.is_none() {
+            if port.peer_host().is_none() {
                 let sc = &self.switches[(port.peer - self.graph.hosts) as usize].cfg;
                 desc.extend([sc.latency.min().0, u64::from(sc.cut_through)]);
             }

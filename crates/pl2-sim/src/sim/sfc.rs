@@ -175,7 +175,7 @@ impl Simulation {
         let Some(sfc) = self.sfc.as_mut() else { return false };
         let p = *self.arena.get(pkt);
         let proxy = sfc.rules[index as usize].as_ref().is_some_and(|r| r.proxy);
-        if !proxy || out == u32::MAX || self.ports[out as usize].peer_host != Some(p.dst) {
+        if !proxy || out == u32::MAX || self.ports[out as usize].peer_host() != Some(p.dst) {
             return false;
         }
         sfc.stats.signals_proxied += 1;

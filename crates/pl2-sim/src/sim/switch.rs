@@ -168,7 +168,7 @@ impl Simulation {
         p.cur_prio = pk.prio();
         p.cur_ingress = ingress;
         p.cur_data = pk.kind == PktKind::Data && !pk.has(flags::TRIMMED);
-        let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host, p.pipe_last);
+        let (rate, delay, peer, peer_host, pipe_last) = (p.rate, p.delay, p.peer, p.peer_host(), p.pipe_last);
         self.events.push(now + ser, Ev::PortFree(port));
 
         // A constant (the default) reads no stream: the port's is looked up only to draw.
@@ -298,7 +298,7 @@ impl Simulation {
             // It arrives at least a serialisation time later; load its record meanwhile.
             self.arena.prefetch(next);
         }
-        let (up, loss, peer_host, peer, peer_local) = (p.up, p.loss, p.peer_host, p.peer, p.peer_local);
+        let (up, loss, peer_host, peer, peer_local) = (p.up, p.loss, p.peer_host(), p.peer, p.peer_local);
         if let Some(h) = peer_host {
             self.host_rx_leave(h, pkt);
         }
