@@ -133,6 +133,7 @@ impl SharedBuffer {
         self.ingress_pool = p.ingress.as_ref().map(|c| Pool::new(c, ports + 1));
         self.egress_pool = p.egress.as_ref().map(|c| Pool::new(c, ports));
         self.pools = true;
+        self.count_ingress |= self.ingress_pool.is_some();
         self
     }
 
@@ -265,6 +266,10 @@ mod tests {
         let mut pooled = pools(Some((1_000_000, 0, PoolLimit::Alpha(1.0))), None).counting_ingress(false);
         pooled.add(0, 1, 3, 100);
         assert_eq!(pooled.ingress[1][3], 100);
+        let c = PoolConfig { size: crate::units::Bytes(1_000_000), guaranteed: crate::units::Bytes(0), limit: PoolLimit::Alpha(1.0) };
+        let mut pooled_later = SharedBuffer::new(10_000_000, None, None, 3).counting_ingress(false).with_pools(&BufferPools { ingress: Some(c), egress: None });
+        pooled_later.add(0, 1, 3, 100);
+        assert_eq!(pooled_later.ingress[1][3], 100, "a pool added after turning the counts off turns them on");
     }
 
     #[test]

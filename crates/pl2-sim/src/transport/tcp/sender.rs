@@ -1383,8 +1383,6 @@ mod tests {
         assert_eq!(refills, [1, 2, 3, 1, 2, 1, 1, 2]);
     }
 
-    /// A connection keeps a record per outstanding segment; the delivery-rate snapshot
-    /// (BBR's) must not take it past one cache line.
     #[test]
     fn the_per_ack_fields_share_six_cache_lines() {
         use std::mem::{align_of, offset_of};
@@ -1399,6 +1397,8 @@ mod tests {
         }
     }
 
+    /// A connection keeps a record per outstanding segment; the delivery-rate snapshot
+    /// (BBR's) must not take it past one cache line.
     #[test]
     fn a_segment_record_fits_in_64_bytes() {
         assert_eq!(std::mem::size_of::<Seg>(), 64);
