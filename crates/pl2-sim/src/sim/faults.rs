@@ -235,9 +235,12 @@ impl Simulation {
     /// Whether a deterministic drop rule takes this frame (and uses up one drop).
     #[inline]
     pub(crate) fn injected_drop(&mut self, pkt: PktId) -> bool {
-        if !self.drop_rules {
-            return false;
-        }
+        self.drop_rules && self.injected_drop_ruled(pkt)
+    }
+
+    /// [`Simulation::injected_drop`] when drop rules exist: out of line.
+    #[inline(never)]
+    fn injected_drop_ruled(&mut self, pkt: PktId) -> bool {
         let p = self.arena.get(pkt);
         for f in &mut self.faults {
             let (flow, seq, times) = match f {

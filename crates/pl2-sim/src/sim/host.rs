@@ -96,9 +96,11 @@ impl Simulation {
             let timers = if id & LAYER_TIMER != 0 { &mut host.layer_timers[tp as usize] } else { &mut host.timers[tp as usize] };
             let id_us = (id & !LAYER_TIMER) as usize;
             if id_us >= timers.len() {
+                std::hint::cold_path();
                 timers.resize(id_us + 1, u32::MAX);
             }
             if timers[id_us] == u32::MAX {
+                std::hint::cold_path();
                 timers[id_us] = self.timers.len() as u32;
                 self.timers.push((TimerSlot::default(), h, tp, id));
             }
@@ -117,6 +119,7 @@ impl Simulation {
             let window = self.metrics.window;
             let g = &mut self.hosts[h as usize].goodput;
             if let Some((idx, _, sum)) = g.roll(now, window, 0) {
+                std::hint::cold_path();
                 self.records.goodput.push(GoodputWindow { host: h, window_start: SimTime(idx * window.0), payload_bytes: sum });
             }
             g.sum += acts.goodput_bytes;
@@ -172,10 +175,19 @@ impl Simulation {
     /// sample and leaves the send path together. With `host.offload` the units are the
     /// offload's instead (consecutive frames of one flow and kind, up to its `max_bytes`
     /// of payload), each leaving once the shaper has timed its whole length.
+    #[inline(always)]
     fn hand_over(&mut self, h: u32, tp: u8, acts: &Actions) {
         if self.send_path_free {
-            return self.hand_over_free(h, tp, acts);
+            self.hand_over_free(h, tp, acts);
+        } else {
+            self.hand_over_timed(h, tp, acts);
         }
+    }
+
+    /// [`Simulation::hand_over`] through a send path that takes time: out of line, so
+    /// that the free path's code stays compact.
+    #[inline(never)]
+    fn hand_over_timed(&mut self, h: u32, tp: u8, acts: &Actions) {
         let now = self.now;
         let framing = self.net.framing;
         let hc = &self.net.host;
@@ -294,6 +306,7 @@ impl Simulation {
     /// A frame reached host `h`'s application side.
     pub(crate) fn host_receive(&mut self, h: u32, pkt: PktId) {
         if !self.hosts[h as usize].up {
+            std::hint::cold_path();
             self.drop_packet(pkt, DropReason::HostDown, self.graph.hosts.min(h), u32::MAX);
             return;
         }

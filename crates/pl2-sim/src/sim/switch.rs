@@ -148,6 +148,7 @@ impl Simulation {
     pub(super) fn start_tx(&mut self, port: u32, pkt: PktId, ingress: u32) {
         let now = self.now;
         if self.tracer.is_some() {
+            std::hint::cold_path();
             let node = match self.ports[port as usize].owner {
                 Owner::Host(h) => h,
                 Owner::Switch { index, .. } => self.graph.hosts + index,
@@ -182,6 +183,7 @@ impl Simulation {
         let at_mac = self.ports[port as usize].mac_last.max(last);
         self.ports[port as usize].mac_last = at_mac;
         if pk.kind == PktKind::Pause {
+            std::hint::cold_path();
             // A MAC control frame: acted on by the far port's MAC at its last bit, never
             // routed. It does not wait behind the frames ahead of it in the far node's
             // input pipeline or host receive path (those are past the MAC), only behind
@@ -210,23 +212,32 @@ impl Simulation {
             (pipe_last.max(base + sw.cfg.latency.sample(&mut sw.rng)), base)
         };
         if self.breakdown.is_some() {
-            let enqueued = self.arena.get(pkt).enqueued;
-            let from_host = matches!(self.ports[port as usize].owner, Owner::Host(_));
-            let t = self.times(pkt).expect("breakdown on");
-            if from_host {
-                t.nic_tx = now.0;
-            } else {
-                t.queue += now.0 - enqueued.0;
-            }
-            t.wire += base.0 - now.0;
-            if peer_host.is_some() {
-                t.receive += arrive.0 - base.0;
-            } else {
-                t.pipeline += arrive.0 - base.0;
-            }
+            self.breakdown_hop(port, pkt, base, arrive, peer_host.is_some());
         }
         self.ports[port as usize].pipe_last = arrive;
         self.pipe_push(port, pkt, arrive);
+    }
+
+    /// The latency breakdown's share of a hop starting now: the frame's time queued (or
+    /// its NIC departure), on the wire until `base`, and in the far node's pipeline or
+    /// receive path until `arrive`. Out of line: only when the breakdown is recorded.
+    #[inline(never)]
+    fn breakdown_hop(&mut self, port: u32, pkt: PktId, base: SimTime, arrive: SimTime, to_host: bool) {
+        let now = self.now;
+        let enqueued = self.arena.get(pkt).enqueued;
+        let from_host = matches!(self.ports[port as usize].owner, Owner::Host(_));
+        let t = self.times(pkt).expect("breakdown on");
+        if from_host {
+            t.nic_tx = now.0;
+        } else {
+            t.queue += now.0 - enqueued.0;
+        }
+        t.wire += base.0 - now.0;
+        if to_host {
+            t.receive += arrive.0 - base.0;
+        } else {
+            t.pipeline += arrive.0 - base.0;
+        }
     }
 
     /// Appends `pkt`, reaching the far node at `arrive`, to `port`'s link, a list
@@ -303,12 +314,15 @@ impl Simulation {
             self.host_rx_leave(h, pkt);
         }
         if !up {
+            std::hint::cold_path();
             return self.drop_packet(pkt, DropReason::LinkDown, peer, port);
         }
         if loss > 0.0 && self.port_rng[port as usize].chance(loss) {
+            std::hint::cold_path();
             return self.drop_packet(pkt, DropReason::LinkLoss, peer, port);
         }
         if self.injected_drop(pkt) {
+            std::hint::cold_path();
             return self.drop_packet(pkt, DropReason::Injected, peer, port);
         }
         self.arena.get_mut(pkt).enqueued = now;
@@ -406,6 +420,7 @@ impl Simulation {
         let lossless = self.pfc.as_ref().is_some_and(|f| f.rules[index as usize].as_ref().is_some_and(|r| r.lossless & (1 << prio) != 0));
         if admit && lossless {
             if !self.pfc_admit(index, ingress, prio as u8, wire) {
+                std::hint::cold_path();
                 let node = self.switches[index as usize].node;
                 return self.drop_packet(pkt, DropReason::Headroom, node, out);
             }
@@ -413,12 +428,14 @@ impl Simulation {
             let sw = &self.switches[index as usize];
             let verdict = if sw.buffer.has_pools() { sw.buffer.admit_pools(egress as usize, ingress as usize, prio, wire, true) } else { sw.buffer.admit(egress as usize, prio, wire) };
             if let Err(reason) = verdict {
+                std::hint::cold_path();
                 let node = sw.node;
                 return self.drop_packet(pkt, reason, node, out);
             }
         }
         let sw = &mut self.switches[index as usize];
         if admit && sw.cfg.non_ect == NonEct::Drop && !self.arena.get(pkt).has(flags::ECT) && over_marking(sw, sw.buffer.egress[egress as usize].bytes[prio] + wire, sw.buffer.egress[egress as usize].frames[prio] + 1) {
+            std::hint::cold_path();
             // RED/WRED with ECN: a packet that cannot be marked is dropped instead.
             let node = sw.node;
             return self.drop_packet(pkt, DropReason::NonEct, node, out);

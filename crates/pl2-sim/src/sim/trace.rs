@@ -19,6 +19,7 @@ impl Simulation {
     #[inline(always)]
     pub(crate) fn trace(&mut self, event: TraceEvent, node: u32, port: u32, pkt: PktId) {
         if self.tracer.is_some() {
+            std::hint::cold_path();
             self.trace_record(event, node, port, pkt);
         }
     }

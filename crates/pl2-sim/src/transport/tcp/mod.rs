@@ -228,11 +228,8 @@ impl Protocol for TcpHost {
 
     fn on_packet(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) {
         let from = out.sends.len();
-        if let Some(layer) = self.pl2.as_mut() {
-            match layer.on_packet(now.0, pkt, view, out) {
-                Some(true) | None => {}
-                Some(false) => return self.schedule(now, from, out),
-            }
+        if self.pl2.is_some() && !self.pl2_passes(now, pkt, view, out) {
+            return self.schedule(now, from, out);
         }
         if let Some(s) = wire::decode_segment(pkt) {
             self.receiver.on_data(now, &self.ctx, pkt, &s, &mut self.stats, out);
@@ -302,7 +299,16 @@ impl TcpHost {
         }
     }
 
+    /// PL2's host layer sees a frame first: false if it kept it (TCP never sees it). Out
+    /// of line: only over PL2.
+    #[inline(never)]
+    fn pl2_passes(&mut self, now: SimTime, pkt: &Packet, view: &HostView, out: &mut Actions) -> bool {
+        let Some(layer) = self.pl2.as_mut() else { return true };
+        !matches!(layer.on_packet(now.0, pkt, view, out), Some(false))
+    }
+
     /// [`TcpHost::schedule`] over PL2.
+    #[inline(never)]
     fn schedule_pl2(&mut self, now: SimTime, from: usize, out: &mut Actions) {
         let Some(layer) = self.pl2.as_mut() else { return };
         for (i, start, spec) in self.sender.staged.drain(..) {

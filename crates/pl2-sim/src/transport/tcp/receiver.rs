@@ -109,6 +109,41 @@ impl Receiver {
         ((s - c.rcv_nxt) as u32, (e - s) as u32)
     }
 
+    /// The SACK block of the lowest held run ((0, 0): nothing held).
+    #[inline]
+    fn first_block(c: &RxConn) -> (u32, u32) {
+        if c.ooo.is_empty() {
+            return (0, 0);
+        }
+        Self::first_block_held(c)
+    }
+
+    /// [`Self::first_block`] when segments are held: out of line (only after a loss or
+    /// reordering).
+    #[inline(never)]
+    fn first_block_held(c: &RxConn) -> (u32, u32) {
+        c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k))
+    }
+
+    /// Holds an out-of-order segment starting at `seq` (a copy already held is kept).
+    #[inline(never)]
+    fn hold(c: &mut RxConn, seq: u64, o: Ooo) {
+        c.ooo.entry(seq).or_insert(o);
+    }
+
+    /// Delivers the held segments an in-order one has made contiguous: out of line (only
+    /// when a hole was filled).
+    #[inline(never)]
+    fn deliver_held(c: &mut RxConn, out: &mut Actions) {
+        while let Some(e) = c.ooo.first_entry() {
+            if *e.key() > c.rcv_nxt {
+                break;
+            }
+            let o = e.remove();
+            Self::deliver(c, o.end, (o.msg, o.gen), o.msg_end, out);
+        }
+    }
+
     fn deliver(c: &mut RxConn, end: u64, msg: (u32, u16), msg_end: bool, out: &mut Actions) {
         if end > c.rcv_nxt {
             out.goodput_bytes += end - c.rcv_nxt;
@@ -163,24 +198,22 @@ impl Receiver {
         let seq = wire::unwrap_seq(s.seq32, c.rcv_nxt);
         let end = seq + u64::from(p.payload);
         if end <= c.rcv_nxt {
+            std::hint::cold_path();
             st.duplicates += 1;
-            let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
+            let b = Self::first_block(c);
             Self::send_ack(ctx, i, c, b, st, out);
         } else if seq > c.rcv_nxt {
+            std::hint::cold_path();
             st.out_of_order += 1;
-            c.ooo.entry(seq).or_insert(Ooo { end, msg: s.msg, gen: s.msg_gen, msg_end: s.msg_end });
+            Self::hold(c, seq, Ooo { end, msg: s.msg, gen: s.msg_gen, msg_end: s.msg_end });
             let b = Self::block(c, seq);
             Self::send_ack(ctx, i, c, b, st, out);
         } else {
             let had_hole = !c.ooo.is_empty();
             c.prior_rcv_nxt = c.rcv_nxt;
             Self::deliver(c, end, (s.msg, s.msg_gen), s.msg_end, out);
-            while let Some(e) = c.ooo.first_entry() {
-                if *e.key() > c.rcv_nxt {
-                    break;
-                }
-                let o = e.remove();
-                Self::deliver(c, o.end, (o.msg, o.gen), o.msg_end, out);
+            if had_hole {
+                Self::deliver_held(c, out);
             }
             match ctx.cfg.gro {
                 Some(g) if !had_hole => {
@@ -206,7 +239,7 @@ impl Receiver {
             c.quick -= 1;
             Self::send_ack(ctx, i, c, (0, 0), st, out);
         } else if had_hole || !ctx.cfg.delayed_ack {
-            let b = c.ooo.keys().next().map_or((0, 0), |&k| Self::block(c, k));
+            let b = Self::first_block(c);
             Self::send_ack(ctx, i, c, b, st, out);
         } else {
             c.pending += segs;

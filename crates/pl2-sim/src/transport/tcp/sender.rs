@@ -297,6 +297,14 @@ impl Conn {
         if !self.marks {
             return (self.snd_nxt - self.snd_una).saturating_sub(if sack { 0 } else { u64::from(self.dupacks) * mss });
         }
+        self.pipe_marked(cfg, mss)
+    }
+
+    /// [`Conn::pipe`] with segments marked SACKed or lost: a walk of the scoreboard, out
+    /// of line (only after a loss or reordering).
+    #[inline(never)]
+    fn pipe_marked(&self, cfg: &TcpConfig, mss: u64) -> u64 {
+        let sack = cfg.sack;
         let sacked_rtx = cfg.sacked_retransmissions_in_flight;
         let mut p = 0u64;
         for s in &self.segs {
@@ -312,10 +320,17 @@ impl Conn {
     }
 
     /// RFC 6675 IsLost for every segment: marks newly lost ones; true if any.
+    #[inline]
     fn mark_lost_sack(&mut self, mss: u64) -> bool {
         if !self.marks {
             return false;
         }
+        self.mark_lost_sack_marked(mss)
+    }
+
+    /// [`Conn::mark_lost_sack`]'s walk, out of line (only with marks).
+    #[inline(never)]
+    fn mark_lost_sack_marked(&mut self, mss: u64) -> bool {
         let (mut n, mut bytes, mut any) = (0u32, 0u64, false);
         for s in self.segs.iter_mut().rev() {
             if s.sacked {
@@ -621,10 +636,17 @@ impl Sender {
         self.in_ring[t] >= self.ring
     }
 
+    /// The connection's probe values, if `probes` is on (a flag read inline on every ACK;
+    /// the values out of line).
+    #[inline(always)]
     fn probes(ctx: &Ctx, c: &Conn, out: &mut Actions) {
-        if !ctx.cfg.probes {
-            return;
+        if ctx.cfg.probes {
+            Self::push_probes(ctx, c, out);
         }
+    }
+
+    #[inline(never)]
+    fn push_probes(ctx: &Ctx, c: &Conn, out: &mut Actions) {
         let f = c.flow;
         out.probes.push((f, "tcp_cwnd", c.w.cwnd as f64));
         out.probes.push((f, "tcp_ssthresh", c.w.ssthresh as f64));
@@ -651,6 +673,7 @@ impl Sender {
     /// SACK the latter still counts everything SACKed above a hole, so after one loss it
     /// can exceed the path's capacity many times and every later recovery starts with a
     /// window that overflows the bottleneck again (found by the ns-3 comparison).
+    #[inline(never)]
     fn enter_recovery(now: SimTime, c: &mut Conn, st: &mut TcpStats, cfg: &TcpConfig, mss: u64) {
         c.state = State::Recovery;
         c.recover = c.snd_nxt;
@@ -704,6 +727,7 @@ impl Sender {
     /// before RACK.segment whose RACK.rtt + reordering window has passed since it left
     /// (skipping those already marked lost and not resent since), and sets the
     /// reordering timer to the latest deadline of the rest. True if any was marked.
+    #[inline(never)]
     fn rack_detect_loss(now: SimTime, c: &mut Conn, st: &mut TcpStats) -> bool {
         if c.rack.segment.is_none() {
             c.rack.reo_due = None;
@@ -740,6 +764,7 @@ impl Sender {
     /// (§7.4.2), and the congestion control reacts as to any loss (once: not if this very
     /// ACK started a recovery). No D-SACK, so a redundant probe is only seen by a
     /// duplicate ACK without SACK (the original and the probe both arrived).
+    #[inline(never)]
     fn tlp_process_ack(now: SimTime, ctx: &Ctx, c: &mut Conn, ack: u64, dup_no_sack: bool, st: &mut TcpStats) {
         let Some(end) = c.rack.tlp_end_seq else { return };
         if ack < end {
@@ -814,6 +839,7 @@ impl Sender {
     }
 
     /// `tcp_rate_gen` then `bbr_main`: closes this ACK's rate sample and hands it to BBR.
+    #[inline(never)]
     fn bbr_sample(now: SimTime, ctx: &Ctx, c: &mut Conn, acc: RateAcc, delivered: u64, losses: u64, prior_in_flight: u64) {
         c.rate.delivered += delivered;
         c.rate.lost += losses;
@@ -875,6 +901,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, a: &Ack, st: &mut TcpStats, out: &mut Actions) {
         st.acks_received += 1;
         let Some(&i) = self.index.get(&(a.thread, src)) else {
+            std::hint::cold_path();
             st.stale_acks += 1;
             return;
         };
@@ -882,6 +909,7 @@ impl Sender {
         let c = &mut self.conns[i as usize];
         let ack = wire::unwrap_seq(a.ack32, c.snd_una);
         if ack < c.snd_una || ack > c.snd_nxt {
+            std::hint::cold_path();
             st.stale_acks += 1;
             return;
         }
@@ -895,16 +923,7 @@ impl Sender {
         let prior_in_flight = if bbr { c.pipe(&ctx.cfg, mss) } else { 0 };
         let mut rs = RateAcc::default();
         if rack && advanced {
-            // RFC 8985 §6.2 step 1: this ACK's RTT sample (as taken below: the newest
-            // segment it covers, none if it covers a resent one) updates min_RTT first.
-            let (mut any_retx, mut last_sent) = (false, None);
-            for g in c.segs.iter().take_while(|g| g.start + u64::from(g.len) <= ack) {
-                any_retx |= g.retx;
-                last_sent = Some(g.sent);
-            }
-            if let (false, Some(t)) = (any_retx, last_sent) {
-                c.rack.on_rtt_sample(now.since(t));
-            }
+            Self::rack_rtt_first(now, c, ack);
         }
         // RACK (§6.2 steps 2-3): the latest sent segment this ACK newly delivers, and
         // RACK.fack before it.
@@ -918,34 +937,7 @@ impl Sender {
         // Whether a resent segment is among them (PRR's slow-start bound, `prr`).
         let mut retx_delivered = false;
         if ctx.cfg.sack && a.sack.1 > 0 {
-            let s = ack + u64::from(a.sack.0);
-            let e = s + u64::from(a.sack.1);
-            for g in c.segs.iter_mut() {
-                if g.start >= s && g.start + u64::from(g.len) <= e {
-                    if !g.sacked {
-                        delivered += u64::from(g.len);
-                        retx_delivered |= g.retx;
-                        if bbr {
-                            rs.take(g, &mut c.rate.first_tx);
-                            g.rate_time = SAMPLED;
-                            if !g.retx {
-                                rs.sack_newest = rs.sack_newest.max(Some(g.sent));
-                            }
-                        }
-                        if rack {
-                            // Newly SACKed segments lie above everything this ACK covers
-                            // cumulatively, which raises RACK.fack less than any of them:
-                            // their walk can start from RACK.fack as it was (step 3).
-                            let end = g.start + u64::from(g.len);
-                            c.rack.on_delivered(now, g.sent, end, g.retx, &mut best);
-                            c.rack.detect_reordering(&mut sack_fack, end, g.retx);
-                        }
-                    }
-                    g.sacked = true;
-                    g.lost = false;
-                    c.marks = true;
-                }
-            }
+            (delivered, retx_delivered) = Self::walk_sack_block(now, c, ack, a.sack, rack, &mut rs, &mut best, &mut sack_fack);
         }
         if ack > c.snd_una {
             let acked = ack - c.snd_una;
@@ -980,6 +972,7 @@ impl Sender {
             }
             c.snd_una = ack;
             if c.segs.is_empty() {
+                std::hint::cold_path();
                 c.marks = false;
                 // An idle connection frees its scoreboard and message list: a host may
                 // open a connection to every peer over a long run, and each would
@@ -997,6 +990,7 @@ impl Sender {
             }
             c.rto_series = 0;
             if c.state == State::Recovery && !ctx.cfg.sack {
+                std::hint::cold_path();
                 // Reno emulation: the segments this ACK covers include those the
                 // duplicate ACKs counted (all but the resent one).
                 let n = (acked / mss).saturating_sub(1);
@@ -1007,6 +1001,7 @@ impl Sender {
             let was_recovery = c.state == State::Recovery;
             match c.state {
                 State::Recovery | State::Loss if ack >= c.recover => {
+                    std::hint::cold_path();
                     if c.state == State::Recovery && ctx.cfg.prr {
                         // `tcp_end_cwnd_reduction`: the window is ssthresh when recovery ends.
                         c.w.cwnd = c.w.ssthresh;
@@ -1018,6 +1013,7 @@ impl Sender {
                     c.marks = c.segs.iter().any(|g| g.sacked || g.lost);
                 }
                 State::Recovery if !ctx.cfg.sack => {
+                    std::hint::cold_path();
                     // RFC 6582 partial ACK: the next segment is lost too.
                     c.mark_first_lost();
                     c.retx_now = true;
@@ -1057,6 +1053,7 @@ impl Sender {
                 out.cancel_timer(timer_id(i));
             }
         } else if c.snd_una < c.snd_nxt {
+            std::hint::cold_path();
             c.dupacks += 1;
             st.dupacks += 1;
         }
@@ -1071,19 +1068,23 @@ impl Sender {
             State::Open => {
                 let mut lost = rack_lost | (ctx.cfg.sack && c.mark_lost_sack(mss));
                 if c.dupacks >= 3 {
+                    std::hint::cold_path();
                     c.mark_first_lost();
                     lost = true;
                 }
                 if lost {
+                    std::hint::cold_path();
                     Self::enter_recovery(now, c, st, &ctx.cfg, mss);
                 }
             }
             State::Recovery if ctx.cfg.sack => {
+                std::hint::cold_path();
                 c.mark_lost_sack(mss);
             }
             _ => {}
         }
         if c.state == State::Recovery && ctx.cfg.prr {
+            std::hint::cold_path();
             // RFC 6937 on every ACK of the recovery, its first included (Linux's
             // `tcp_cong_control` after `tcp_fastretrans_alert`).
             if let Some(w) = c.prr.on_ack(c.w.ssthresh, c.pipe(&ctx.cfg, mss), delivered, retx_delivered, mss) {
@@ -1099,6 +1100,61 @@ impl Sender {
         }
         self.send(now, ctx, i, st, out);
         Self::probes(ctx, &self.conns[i as usize], out);
+    }
+
+    /// RFC 8985 §6.2 step 1 (RACK): this ACK's RTT sample (as taken in `on_ack`: the
+    /// newest segment it covers, none if it covers a resent one) updates min_RTT before
+    /// the delivered segments are walked. Out of line: only under `rack_tlp`.
+    #[inline(never)]
+    fn rack_rtt_first(now: SimTime, c: &mut Conn, ack: u64) {
+        let (mut any_retx, mut last_sent) = (false, None);
+        for g in c.segs.iter().take_while(|g| g.start + u64::from(g.len) <= ack) {
+            any_retx |= g.retx;
+            last_sent = Some(g.sent);
+        }
+        if let (false, Some(t)) = (any_retx, last_sent) {
+            c.rack.on_rtt_sample(now.since(t));
+        }
+    }
+
+    /// Marks the segments inside the ACK's SACK block `sack` (offset from `ack`, length)
+    /// SACKed; returns the bytes newly reported delivered and whether a resent segment is
+    /// among them (with BBR's rate sample and RACK's state taken as in `on_ack`). Out of
+    /// line: an ACK carries a block only after a loss or reordering.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn walk_sack_block(now: SimTime, c: &mut Conn, ack: u64, sack: (u32, u32), rack: bool, rs: &mut RateAcc, best: &mut Option<(SimTime, u64)>, sack_fack: &mut u64) -> (u64, bool) {
+        let bbr = c.bbr;
+        let (mut delivered, mut retx_delivered) = (0u64, false);
+        let s = ack + u64::from(sack.0);
+        let e = s + u64::from(sack.1);
+        for g in c.segs.iter_mut() {
+            if g.start >= s && g.start + u64::from(g.len) <= e {
+                if !g.sacked {
+                    delivered += u64::from(g.len);
+                    retx_delivered |= g.retx;
+                    if bbr {
+                        rs.take(g, &mut c.rate.first_tx);
+                        g.rate_time = SAMPLED;
+                        if !g.retx {
+                            rs.sack_newest = rs.sack_newest.max(Some(g.sent));
+                        }
+                    }
+                    if rack {
+                        // Newly SACKed segments lie above everything this ACK covers
+                        // cumulatively, which raises RACK.fack less than any of them:
+                        // their walk can start from RACK.fack as it was (step 3).
+                        let end = g.start + u64::from(g.len);
+                        c.rack.on_delivered(now, g.sent, end, g.retx, best);
+                        c.rack.detect_reordering(sack_fack, end, g.retx);
+                    }
+                }
+                g.sacked = true;
+                g.lost = false;
+                c.marks = true;
+            }
+        }
+        (delivered, retx_delivered)
     }
 
     /// A SYN-ACK from `src` arrived: the connection is established (RFC 9293 §3.5) and
