@@ -12,7 +12,8 @@ struct Class {
     /// One FIFO per thread (a boxed slice: the count is fixed, and eight bytes fewer
     /// than a vector let the first class share a cache line with the mask).
     per_thread: Box<[PktList]>,
-    /// Threads with frames queued, in service order.
+    /// Threads with frames queued, in service order (kept only with more than one
+    /// thread: a lone thread is always the one served).
     active: VecDeque<u16>,
     /// Thread whose burst is being sent (burst-contiguous arbitration).
     locked: Option<u16>,
@@ -47,8 +48,9 @@ impl NicQueues {
     #[inline(always)]
     pub fn push(&mut self, pkt: PktId, prio: u8, thread: u16, arena: &mut PacketArena) {
         let c = &mut self.classes[prio as usize & 7];
+        let several = c.per_thread.len() > 1;
         let q = &mut c.per_thread[thread as usize];
-        if q.is_empty() && c.locked != Some(thread) {
+        if several && q.is_empty() && c.locked != Some(thread) {
             c.active.push_back(thread);
         }
         q.push_back(pkt, arena);
@@ -65,13 +67,40 @@ impl NicQueues {
 
     /// As [`NicQueues::pop`], from the classes whose bit is set in `allowed` only (PFC:
     /// a paused class keeps its frames).
+    #[inline]
     pub fn pop_among(&mut self, allowed: u8, arena: &PacketArena) -> Option<(PktId, u16)> {
-        let arb = self.arbitration;
         let ready = self.nonempty & allowed;
         if ready == 0 {
             return None;
         }
         let prio = 7 - ready.leading_zeros() as usize;
+        let c = &mut self.classes[prio];
+        if c.per_thread.len() > 1 {
+            return self.pop_arbitrated(prio, arena);
+        }
+        // One thread: whatever the arbitration, its FIFO is the class's (the class holds
+        // frames, so it has one).
+        let pkt = c.per_thread[0].pop_front(arena).expect("a ready class has frames");
+        self.took(prio);
+        Some((pkt, 0))
+    }
+
+    /// Counts a frame taken from class `prio`.
+    #[inline(always)]
+    fn took(&mut self, prio: usize) {
+        let c = &mut self.classes[prio];
+        c.frames -= 1;
+        self.frames -= 1;
+        if c.frames == 0 {
+            self.nonempty &= !(1 << prio);
+        }
+    }
+
+    /// [`NicQueues::pop_among`] from ready class `prio` with several threads: the
+    /// arbitration picks one.
+    #[inline(never)]
+    fn pop_arbitrated(&mut self, prio: usize, arena: &PacketArena) -> Option<(PktId, u16)> {
+        let arb = self.arbitration;
         let c = &mut self.classes[prio];
         let thread = match c.locked {
             Some(t) if !c.per_thread[t as usize].is_empty() => t,
@@ -86,11 +115,6 @@ impl NicQueues {
         };
         let q = &mut c.per_thread[thread as usize];
         let pkt = q.pop_front(arena).expect("active thread has frames");
-        c.frames -= 1;
-        self.frames -= 1;
-        if c.frames == 0 {
-            self.nonempty &= !(1 << prio);
-        }
         let hold = arb == Arbitration::Burst && !arena.get(pkt).has(flags::BURST_END);
         if hold {
             c.locked = Some(thread);
@@ -102,6 +126,7 @@ impl NicQueues {
                 c.active.push_back(thread);
             }
         }
+        self.took(prio);
         Some((pkt, thread))
     }
 }
@@ -154,5 +179,28 @@ mod tests {
         n.push(PktId(3), 0, 1, &mut arena);
         n.push(PktId(4), 0, 0, &mut arena);
         assert_eq!(drain(&mut n, &arena), vec![0, 1, 2, 3, 4]);
+    }
+
+    /// One thread (served without the arbitration's bookkeeping): each class is a FIFO,
+    /// the highest class first, pauses (`pop_among`) skip a class, and frames pushed
+    /// between pops join the order they would under either arbitration; the counts and
+    /// the mask follow.
+    #[test]
+    fn a_lone_thread_is_served_in_fifo_order_by_class() {
+        for arb in [Arbitration::RoundRobin, Arbitration::Burst] {
+            let mut arena = frames(&[false, true, false, false, true, false]);
+            let mut n = NicQueues::new(1, arb);
+            n.push(PktId(0), 0, 0, &mut arena);
+            n.push(PktId(1), 3, 0, &mut arena);
+            n.push(PktId(2), 0, 0, &mut arena);
+            n.push(PktId(3), 3, 0, &mut arena);
+            assert_eq!(n.pop_among(!(1 << 3), &arena), Some((PktId(0), 0)), "{arb:?}: class 3 paused");
+            assert_eq!(n.pop(&arena), Some((PktId(1), 0)));
+            n.push(PktId(4), 0, 0, &mut arena);
+            n.push(PktId(5), 3, 0, &mut arena);
+            assert_eq!(drain(&mut n, &arena), vec![3, 5, 2, 4], "{arb:?}");
+            assert_eq!((n.frames, n.nonempty), (0, 0));
+            assert_eq!(n.pop(&arena), None);
+        }
     }
 }
