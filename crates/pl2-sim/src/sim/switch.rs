@@ -180,8 +180,8 @@ impl Simulation {
         let first = now + delay + fec;
         let last = first + ser;
         // The far MAC takes frames in wire order (FEC jitter cannot reorder them there).
-        let at_mac = self.ports[port as usize].mac_last.max(last);
-        self.ports[port as usize].mac_last = at_mac;
+        let at_mac = p.mac_last.max(last);
+        p.mac_last = at_mac;
         if pk.kind == PktKind::Pause {
             std::hint::cold_path();
             // A MAC control frame: acted on by the far port's MAC at its last bit, never
@@ -214,7 +214,6 @@ impl Simulation {
         if self.breakdown.is_some() {
             self.breakdown_hop(port, pkt, base, arrive, peer_host.is_some());
         }
-        self.ports[port as usize].pipe_last = arrive;
         self.pipe_push(port, pkt, arrive);
     }
 
@@ -240,13 +239,15 @@ impl Simulation {
         }
     }
 
-    /// Appends `pkt`, reaching the far node at `arrive`, to `port`'s link, a list
-    /// threaded through the records on it. The frame ahead of it keeps `arrive` (in
-    /// `enqueued`, unused while a frame is on a link: it was read when the frame left its
-    /// queue and is set again when it enters the next), so that the arrival of one frame
-    /// schedules the next from the record it has just read.
+    /// Appends `pkt`, reaching the far node at `arrive` (the link's new `pipe_last`), to
+    /// `port`'s link, a list threaded through the records on it. The frame ahead of it
+    /// keeps `arrive` (in `enqueued`, unused while a frame is on a link: it was read when
+    /// the frame left its queue and is set again when it enters the next), so that the
+    /// arrival of one frame schedules the next from the record it has just read.
     fn pipe_push(&mut self, port: u32, pkt: PktId, arrive: SimTime) {
-        match self.ports[port as usize].pipe.push_back(pkt, &mut self.arena) {
+        let p = &mut self.ports[port as usize];
+        p.pipe_last = arrive;
+        match p.pipe.push_back(pkt, &mut self.arena) {
             Some(ahead) => self.arena.get_mut(ahead).enqueued = arrive,
             None => self.events.push(arrive, Ev::LinkHead(port)),
         }
