@@ -64,6 +64,9 @@ pub(super) struct Receiver {
     /// Connection index by key: looked up, never iterated, so the fast
     /// non-cryptographic hash cannot change any result.
     index: FxHashMap<(u32, u16), u32>,
+    /// The key found last and its index (entries are never removed or changed):
+    /// consecutive segments mostly belong to one connection.
+    last: Option<((u32, u16), u32)>,
 }
 
 fn timer_id(idx: u32) -> u32 {
@@ -72,7 +75,7 @@ fn timer_id(idx: u32) -> u32 {
 
 impl Receiver {
     pub fn new() -> Receiver {
-        Receiver { conns: Vec::new(), index: FxHashMap::default() }
+        Receiver { conns: Vec::new(), index: FxHashMap::default(), last: None }
     }
 
     fn send_ack(ctx: &Ctx, i: u32, c: &mut RxConn, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {
@@ -157,7 +160,13 @@ impl Receiver {
     /// The connection from `src`'s `thread`, opened if new.
     fn conn(&mut self, ctx: &Ctx, src: u32, thread: u16, flow: u32, msg: (u32, u16)) -> u32 {
         let key = (src, thread);
+        if let Some((k, i)) = self.last {
+            if k == key {
+                return i;
+            }
+        }
         if let Some(&i) = self.index.get(&key) {
+            self.last = Some((key, i));
             return i;
         }
         self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, prior_rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg, gro_segs: 0, gro_bytes: 0 });
