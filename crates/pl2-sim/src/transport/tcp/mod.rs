@@ -41,6 +41,7 @@
 
 pub mod cc;
 pub mod config;
+mod conn_index;
 pub mod pl2;
 pub mod prr;
 pub mod rack;

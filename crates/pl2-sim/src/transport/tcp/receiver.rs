@@ -30,7 +30,7 @@ use super::{Ctx, TcpStats};
 use crate::packet::Packet;
 use crate::transport::Actions;
 use crate::units::SimTime;
-use rustc_hash::FxHashMap;
+use super::conn_index::ConnIndex;
 use std::collections::BTreeMap;
 
 struct Ooo {
@@ -61,12 +61,8 @@ struct RxConn {
 
 pub(super) struct Receiver {
     conns: Vec<RxConn>,
-    /// Connection index by key: looked up, never iterated, so the fast
-    /// non-cryptographic hash cannot change any result.
-    index: FxHashMap<(u32, u16), u32>,
-    /// The key found last and its index (entries are never removed or changed):
-    /// consecutive segments mostly belong to one connection.
-    last: Option<((u32, u16), u32)>,
+    /// Connection index by (peer, thread).
+    index: ConnIndex<(u32, u16)>,
 }
 
 fn timer_id(idx: u32) -> u32 {
@@ -75,7 +71,7 @@ fn timer_id(idx: u32) -> u32 {
 
 impl Receiver {
     pub fn new() -> Receiver {
-        Receiver { conns: Vec::new(), index: FxHashMap::default(), last: None }
+        Receiver { conns: Vec::new(), index: ConnIndex::new() }
     }
 
     fn send_ack(ctx: &Ctx, i: u32, c: &mut RxConn, sack: (u32, u32), st: &mut TcpStats, out: &mut Actions) {
@@ -160,13 +156,7 @@ impl Receiver {
     /// The connection from `src`'s `thread`, opened if new.
     fn conn(&mut self, ctx: &Ctx, src: u32, thread: u16, flow: u32, msg: (u32, u16)) -> u32 {
         let key = (src, thread);
-        if let Some((k, i)) = self.last {
-            if k == key {
-                return i;
-            }
-        }
-        if let Some(&i) = self.index.get(&key) {
-            self.last = Some((key, i));
+        if let Some(i) = self.index.get(key) {
             return i;
         }
         self.conns.push(RxConn { src, thread, flow, rcv_nxt: 0, prior_rcv_nxt: 0, ooo: BTreeMap::new(), pending: 0, quick: ctx.cfg.quick_acks, ce: false, timer_armed: false, last_msg: msg, gro_segs: 0, gro_bytes: 0 });

@@ -76,7 +76,7 @@ use super::config::{CcKind, HandshakeAck, TcpConfig};
 use super::{Ctx, TcpStats};
 use crate::transport::{Actions, MsgInfo, SendSpec};
 use crate::units::{Duration, SimTime};
-use rustc_hash::FxHashMap;
+use super::conn_index::ConnIndex;
 use std::collections::VecDeque;
 
 #[derive(Copy, Clone, Debug)]
@@ -209,12 +209,8 @@ struct RateState {
 
 pub(super) struct Sender {
     pub conns: Vec<Conn>,
-    /// Connection index by key: looked up, never iterated, so the fast
-    /// non-cryptographic hash cannot change any result.
-    index: FxHashMap<(u16, u32), u32>,
-    /// The key found last and its index (entries are never removed or changed): a host's
-    /// ACKs mostly come from the peer of the one before.
-    last: Option<((u16, u32), u32)>,
+    /// Connection index by (thread, peer).
+    index: ConnIndex<(u16, u32)>,
     per_thread: Vec<Vec<u32>>,
     /// Per thread, a bit per position in `per_thread`: the connection's last `send` stopped
     /// because the thread's ring share was full. Only these can send when a frame leaves,
@@ -399,8 +395,7 @@ impl Sender {
     pub fn new(threads: u16, ring: u32, pl2: bool) -> Sender {
         Sender {
             conns: Vec::new(),
-            index: FxHashMap::default(),
-            last: None,
+            index: ConnIndex::new(),
             per_thread: vec![Vec::new(); threads as usize],
             waiting: vec![Vec::new(); threads as usize],
             rr: vec![0; threads as usize],
@@ -411,21 +406,8 @@ impl Sender {
         }
     }
 
-    /// The index of the connection of `thread` to `dst`, if open.
-    #[inline]
-    fn find(&mut self, key: (u16, u32)) -> Option<u32> {
-        if let Some((k, i)) = self.last {
-            if k == key {
-                return Some(i);
-            }
-        }
-        let i = *self.index.get(&key)?;
-        self.last = Some((key, i));
-        Some(i)
-    }
-
     fn conn(&mut self, ctx: &Ctx, thread: u16, dst: u32) -> u32 {
-        if let Some(i) = self.find((thread, dst)) {
+        if let Some(i) = self.index.get((thread, dst)) {
             return i;
         }
         let mss = ctx.mss;
@@ -917,7 +899,7 @@ impl Sender {
     /// An ACK from `src` arrived.
     pub fn on_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, a: &Ack, st: &mut TcpStats, out: &mut Actions) {
         st.acks_received += 1;
-        let Some(i) = self.find((a.thread, src)) else {
+        let Some(i) = self.index.get((a.thread, src)) else {
             std::hint::cold_path();
             st.stale_acks += 1;
             return;
@@ -1179,7 +1161,7 @@ impl Sender {
     /// with the handshake's ACK riding on the first segment (`"with_data"`).
     pub fn on_syn_ack(&mut self, now: SimTime, ctx: &Ctx, src: u32, s: &Syn, st: &mut TcpStats, out: &mut Actions) {
         st.syn_acks_received += 1;
-        let Some(i) = self.find((s.thread, src)) else { return };
+        let Some(i) = self.index.get((s.thread, src)) else { return };
         let c = &mut self.conns[i as usize];
         if c.handshake == Handshake::Established {
             return;
