@@ -80,9 +80,8 @@ macro_rules! transports {
                     $( HostTransport::$variant(t) => t.on_message(now, msg, out), )+
                 }
             }
-            // Out of line: inlined, every protocol's packet handler joins the event loop's
-            // code, and the one a run uses ends up spread among the others' (A's modelled
-            // instruction-cache misses rose by half).
+            // Out of line: inlined, every protocol's packet handler joined the event loop's
+            // code (70 KB of it), and the one a run uses was spread among the others'.
             #[inline(never)]
             fn on_packet(&mut self, now: $crate::units::SimTime, pkt: &$crate::packet::Packet, view: &$crate::transport::HostView, out: &mut $crate::transport::Actions) {
                 match self {
